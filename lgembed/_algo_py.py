@@ -1,0 +1,165 @@
+"""Hot kernels of a superstep: applying a step's writes and finding the next step's PULL tasks.
+
+Reference implementation (pure Python); the build compiles this same source again
+as `lgembed._algo_c` (types in `cext/lgembed/_algo_c.pxd`). Behaviour: reference
+§5.3 and §5.5 (L-20…L-22, L-40…L-46).
+
+Strategy: the engine keeps, besides the channel map, the set of channels that an
+empty update could change (`live`: available ephemeral-like channels) and the list
+of channels that react to `finish()`, so no step scans every channel.
+"""
+
+from __future__ import annotations
+
+import logging
+
+__all__ = ("apply_writes", "triggered_nodes", "node_triggered", "SKIP_WRITE_KEYS")
+
+logger = logging.getLogger("lgembed.pregel")
+
+SKIP_WRITE_KEYS = frozenset(
+    (
+        "__no_writes__",
+        "__pregel_push",
+        "__resume__",
+        "__interrupt__",
+        "__return__",
+        "__error__",
+        "__error_source_node__",
+    )
+)
+# control writes that never reach a channel (L-44)
+_RESERVED_TRIGGERS = frozenset(("__pregel_push", "__interrupt__", "__resume__", "__error__", "__input__"))
+
+
+def apply_writes(
+    channels: dict,
+    versions: dict,
+    seen: dict,
+    tasks: list,
+    next_version: object,
+    trigger_to_nodes: dict,
+    live: set,
+    finishing: list,
+) -> set:
+    """Applies the writes of `tasks` (already in task-path order) to `channels`.
+
+    Args:
+        channels: channel name -> channel (mutated).
+        versions: channel name -> version (mutated: changed channels get `next_version`).
+        seen: node name -> {channel: version seen} (mutated for each task's triggers).
+        tasks: objects with `name`, `triggers` and `writes` (list of (channel, value)).
+        next_version: the version given to every channel changed by this apply.
+        trigger_to_nodes: channel name -> nodes it triggers.
+        live: available channels an empty update may change (kept up to date).
+        finishing: names of channels that react to `finish()`.
+
+    Returns:
+        The set of channels that changed and are available (L-44…L-46).
+
+    Raises:
+        InvalidUpdateError: from a channel rejecting its writes (C-1, C-4, C-7, C-8).
+    """
+    bump_step = False
+    consumed = set()
+    for task in tasks:
+        triggers = task.triggers
+        if triggers:
+            bump_step = True
+            node_seen = seen.get(task.name)
+            if node_seen is None:
+                node_seen = seen[task.name] = {}
+            for chan in triggers:
+                v = versions.get(chan)
+                if v is not None:
+                    node_seen[chan] = v
+                if chan not in _RESERVED_TRIGGERS:
+                    consumed.add(chan)
+    for chan in consumed:
+        ch = channels.get(chan)
+        if ch is not None and ch.consume():
+            versions[chan] = next_version
+
+    grouped: dict = {}
+    for task in tasks:
+        for chan, val in task.writes:
+            if chan in SKIP_WRITE_KEYS:
+                continue
+            if chan in channels:
+                vals = grouped.get(chan)
+                if vals is None:
+                    grouped[chan] = [val]
+                else:
+                    vals.append(val)
+            else:
+                logger.warning(
+                    f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it."
+                )
+
+    updated: set = set()
+    for chan, vals in grouped.items():
+        ch = channels[chan]
+        if ch.update(vals):
+            versions[chan] = next_version
+            if ch.is_available():
+                updated.add(chan)
+                if ch._lg_clears_on_empty:
+                    live.add(chan)
+
+    if bump_step:
+        if live:
+            for chan in list(live):
+                if chan in updated:
+                    continue
+                ch = channels[chan]
+                if not ch.is_available():
+                    live.discard(chan)
+                    continue
+                if ch.update(()):
+                    versions[chan] = next_version
+                    if ch.is_available():
+                        updated.add(chan)
+                    else:
+                        live.discard(chan)
+        if updated.isdisjoint(trigger_to_nodes):
+            for chan in finishing:
+                ch = channels[chan]
+                if ch.finish():
+                    versions[chan] = next_version
+                    if ch.is_available():
+                        updated.add(chan)
+                        if ch._lg_clears_on_empty:
+                            live.add(chan)
+    return updated
+
+
+def triggered_nodes(updated: set, trigger_to_nodes: dict) -> list:
+    """Names of the nodes subscribed to any channel in `updated`, sorted (L-21)."""
+    if len(updated) == 1:
+        for chan in updated:
+            nodes = trigger_to_nodes.get(chan)
+            if nodes is None:
+                return []
+            if len(nodes) == 1:
+                return list(nodes)
+            return sorted(nodes)
+    found: set = set()
+    for chan in updated:
+        nodes = trigger_to_nodes.get(chan)
+        if nodes is not None:
+            found.update(nodes)
+    return sorted(found)
+
+
+def node_triggered(triggers: list, channels: dict, versions: dict, node_seen: object, null_version: object) -> bool:
+    """Whether a node with these trigger channels runs in the next step (L-21)."""
+    if node_seen is None:
+        for chan in triggers:
+            if channels[chan].is_available():
+                return True
+        return False
+    for chan in triggers:
+        if channels[chan].is_available():
+            if versions.get(chan, null_version) > node_seen.get(chan, null_version):
+                return True
+    return False

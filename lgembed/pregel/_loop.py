@@ -1,0 +1,430 @@
+"""One run of a graph: the superstep state machine (reference §5).
+
+`Run` holds the state of one invocation (channels, versions, versions-seen, step
+counters, stream buffer) and implements the parts of the loop that do not depend
+on how tasks are executed: `start` (input), `tick` (prepare tasks), `commit` (a
+task finished), `after_tick` (apply writes) and `finish` (output). The sync and
+async drivers in `lgembed.pregel.main` call these around task execution.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from lgembed._constants import (
+    CONF,
+    END,
+    ERROR,
+    INPUT,
+    INTERRUPT,
+    NO_WRITES,
+    PULL,
+    PUSH,
+    RETURN,
+    START,
+    TASKS,
+)
+from lgembed._speedups import apply_writes, node_triggered, triggered_nodes
+from lgembed._typing import MISSING
+from lgembed.errors import (
+    RECURSION_LIMIT,
+    EmptyInputError,
+    GraphInterrupt,
+    GraphRecursionError,
+    InvalidUpdateError,
+)
+from lgembed.pregel._task import Task
+from lgembed.runtime import Runtime
+
+_PUSH_TRIGGERS = (PUSH,)
+_EXCLUDED_METADATA_KEYS = frozenset(
+    (
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    )
+)
+
+
+class _InputTask:
+    """The trigger-less pseudo task that applies graph input (L-8)."""
+
+    __slots__ = ("writes",)
+    name = INPUT
+    triggers = ()
+    path = ()
+    order = ()
+
+    def __init__(self, writes: list) -> None:
+        self.writes = writes
+
+
+class Run:
+    """State of one graph invocation.
+
+    Args:
+        graph: the compiled Pregel graph.
+        config: the merged run config.
+        modes: stream modes to produce (a set).
+        output_keys: output channels for `values` / `updates` (str or list).
+        interrupt_before / interrupt_after: node names or "*".
+        context: the run's context object (already coerced).
+        parent_ns: checkpoint namespace of the parent task, "" at the root.
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        config: dict,
+        *,
+        modes: frozenset,
+        output_keys: Any,
+        interrupt_before: Any = (),
+        interrupt_after: Any = (),
+        context: Any = None,
+        parent_ns: str = "",
+        ns: tuple = (),
+    ) -> None:
+        self.graph = graph
+        self.config = config
+        self.modes = modes
+        self.output_keys = output_keys
+        self.stream_keys = graph.stream_channels
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.parent_ns = parent_ns
+        self.ns = ns
+        self.out: deque = deque()
+        self.waker: Any = None
+        # channels: fresh copies of the graph's channel prototypes
+        self.channels: dict = {k: ch.from_checkpoint(MISSING) for k, ch in graph.channels.items()}
+        self.versions: dict = {}
+        self.seen: dict = {INPUT: {}}
+        self.max_version: Any = None
+        self.null_version: Any = 0
+        self.live: set = set()
+        self.updated: set | None = None
+        limit = config["recursion_limit"]
+        self.step = -1
+        self.stop = self.step + limit + 1
+        self.limit = limit
+        self.tasks: list = []
+        self.interrupts: list = []
+        self.error: BaseException | None = None
+        self.checkpoint_id = "00000000-0000-0000-0000-000000000000"
+        configurable = config.get(CONF) or {}
+        self.thread_id = configurable.get("thread_id")
+        self.run_id = str(config["run_id"]) if config.get("run_id") else None
+        writer = self._custom_writer if "custom" in modes else _no_op
+        self.stream_writer = writer
+        self.runtime = Runtime(context=context, store=graph.store, stream_writer=writer)
+        self.output: Any = None
+        self.values_emitted = False
+
+    # --- streaming ---------------------------------------------------------------------
+
+    def _custom_writer(self, chunk: Any) -> None:
+        self.out.append((self.ns, "custom", chunk))
+        waker = self.waker
+        if waker is not None:
+            waker.put(None)
+
+    def emit(self, mode: str, payload: Any) -> None:
+        self.out.append((self.ns, mode, payload))
+
+    def read_output(self, keys: Any) -> Any:
+        channels = self.channels
+        if keys.__class__ is str:
+            ch = channels[keys]
+            return ch.get() if ch.is_available() else None
+        out = {}
+        for k in keys:
+            ch = channels[k]
+            if ch.is_available():
+                out[k] = ch.get()
+        return out
+
+    # --- versions ----------------------------------------------------------------------
+
+    def next_version(self) -> Any:
+        current = self.max_version
+        v = 1 if current is None else current + 1
+        self.max_version = v
+        return v
+
+    def extend_task_configurable(self, task: Task, configurable: dict) -> None:
+        """Hook for engine keys in a task's config (persistence adds checkpoint keys)."""
+
+    # --- start ---------------------------------------------------------------------------
+
+    def start(self, input: Any) -> None:
+        """Applies graph input (L-8, L-9)."""
+        if input is None:
+            raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
+        writes = self.graph.map_input(input)
+        if not writes:
+            raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
+        self.updated = apply_writes(
+            self.channels,
+            self.versions,
+            self.seen,
+            [_InputTask(writes)],
+            self.next_version(),
+            self.graph.trigger_to_nodes,
+            self.live,
+            self.graph.finishing,
+        )
+        self.step += 1
+
+    # --- tick ---------------------------------------------------------------------------
+
+    def check_limit(self) -> None:
+        if self.step > self.stop:
+            raise GraphRecursionError(RECURSION_LIMIT.format(limit=self.limit))
+
+    def prepare(self) -> list:
+        """Tasks of the next step: PUSH from Sends, then triggered PULL nodes (L-20…L-22)."""
+        graph = self.graph
+        channels = self.channels
+        nodes = graph.nodes
+        tasks: list = []
+        step = self.step
+        stop = self.stop
+        tasks_ch = channels[TASKS]
+        if tasks_ch.is_available():
+            for idx, packet in enumerate(tasks_ch.get()):
+                node = nodes.get(packet.node)
+                if node is None:
+                    import logging
+
+                    logging.getLogger("lgembed.pregel").warning(
+                        f"Ignoring unknown node name {packet.node} in pending sends"
+                    )
+                    continue
+                path = (PUSH, idx, False)
+                tasks.append(Task(self, packet.node, node, packet.arg, path, _PUSH_TRIGGERS, (1, idx)))
+        updated = self.updated
+        if updated:
+            candidates = triggered_nodes(updated, graph.trigger_to_nodes)
+        elif not self.versions:
+            candidates = ()
+        else:
+            candidates = graph.node_names
+        versions = self.versions
+        seen = self.seen
+        null = self.null_version
+        for name in candidates:
+            node = nodes[name]
+            if node_triggered(node.triggers, channels, versions, seen.get(name), null):
+                value = node.read_input(channels, step, stop)
+                if value is MISSING:
+                    continue
+                mapper = node.mapper
+                if mapper is not None:
+                    try:
+                        value = mapper(value)
+                    except Exception as exc:
+                        exc.add_note(f"Before task with name '{name}' and path '{(PULL, name)}'")
+                        raise
+                tasks.append(
+                    Task(self, name, node, value, (PULL, name), node.sorted_triggers, (0, name))
+                )
+        return tasks
+
+    def tick(self) -> list | None:
+        """Prepares the next step (L-10…L-14); None when the run is done."""
+        self.check_limit()
+        tasks = self.prepare()
+        self.tasks = tasks
+        if not tasks:
+            return None
+        if self.interrupt_before and self._should_interrupt(self.interrupt_before, tasks):
+            self.emit_static_interrupt()
+            return None
+        if "tasks" in self.modes or "debug" in self.modes:
+            for task in tasks:
+                if task.node is not None and task.node.hidden:
+                    continue
+                payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+                md = {
+                    k: v for k, v in (task.config.get("metadata") or {}).items() if k not in _EXCLUDED_METADATA_KEYS
+                }
+                if md:
+                    payload["metadata"] = md
+                self._emit_task_event(payload, "task")
+        return tasks
+
+    def _emit_task_event(self, payload: dict, kind: str) -> None:
+        if "tasks" in self.modes:
+            self.emit("tasks", payload)
+        if "debug" in self.modes:
+            import datetime
+
+            ts = datetime.datetime.now(datetime.timezone.utc).isoformat()
+            self.emit("debug", {"step": self.step, "timestamp": ts, "type": kind, "payload": payload})
+
+    def _should_interrupt(self, names: Any, tasks: list) -> bool:
+        if names == "*":
+            return any(not (t.node is not None and t.node.hidden) for t in tasks)
+        return any(t.name in names for t in tasks)
+
+    def emit_static_interrupt(self) -> None:
+        self.static_interrupt = True
+        if "updates" in self.modes:
+            self.emit("updates", {INTERRUPT: ()})
+
+    # --- commit ----------------------------------------------------------------------------
+
+    def commit(self, task: Task) -> None:
+        """Records a finished task: its writes and stream chunks (L-31…L-33)."""
+        task.done = True
+        error = task.error
+        node = task.node
+        hidden = node is not None and node.hidden
+        if error is None:
+            writes = task.writes
+            if not writes:
+                writes.append((NO_WRITES, None))
+            if not hidden:
+                if "updates" in self.modes:
+                    self.emit("updates", self._updates_chunk(task))
+                if "tasks" in self.modes or "debug" in self.modes:
+                    self._task_result(task, None, [])
+            return
+        if isinstance(error, GraphInterrupt):
+            interrupts = tuple(error.args[0]) if error.args else ()
+            task.interrupts = interrupts
+            task.writes = [(INTERRUPT, interrupts)]
+            self.interrupts.extend(interrupts)
+            if not hidden:
+                if "updates" in self.modes:
+                    self.emit("updates", {INTERRUPT: interrupts})
+                if "values" in self.modes:
+                    current = self.read_output(self.output_keys)
+                    if isinstance(current, dict):
+                        current[INTERRUPT] = interrupts
+                        self.emit("values", current)
+                    else:
+                        self.emit("values", {INTERRUPT: interrupts})
+                if "tasks" in self.modes or "debug" in self.modes:
+                    from dataclasses import asdict
+
+                    self._task_result(task, None, [asdict(i) for i in interrupts])
+            return
+        task.writes = [(ERROR, error)]
+        if self.error is None:
+            self.error = error
+        if not hidden and ("tasks" in self.modes or "debug" in self.modes):
+            self._task_result(task, error, [])
+
+    def _task_result(self, task: Task, error: Any, interrupts: list) -> None:
+        keys = self.stream_keys
+        keys = (keys,) if keys.__class__ is str else keys
+        result: dict = {}
+        if error is None:
+            for chan, value in task.writes:
+                if chan in keys or chan == RETURN:
+                    if chan in result:
+                        existing = result[chan]
+                        if isinstance(existing, dict) and isinstance(existing.get("$writes"), list):
+                            existing["$writes"].append(value)
+                        else:
+                            result[chan] = {"$writes": [existing, value]}
+                    else:
+                        result[chan] = value
+        payload = {"id": task.id, "name": task.name, "error": error, "result": result, "interrupts": interrupts}
+        self._emit_task_event(payload, "task_result")
+
+    def _updates_chunk(self, task: Task, cached: bool = False) -> dict:
+        """The `updates` chunk of one finished task (S-4)."""
+        keys = self.output_keys
+        writes = task.writes
+        for chan, value in writes:
+            if chan == RETURN:
+                return {task.name: value}
+        if keys.__class__ is str:
+            vals = [value for chan, value in writes if chan == keys]
+            update: Any = None if not vals else vals[0] if len(vals) == 1 else vals
+        else:
+            mine = [(c, v) for c, v in writes if c in keys]
+            if not mine:
+                update = None
+            else:
+                names = [c for c, _ in mine]
+                if len(set(names)) != len(names):
+                    update = [{c: v} for c, v in mine]
+                else:
+                    update = dict(mine)
+        chunk = {task.name: update}
+        if cached:
+            chunk["__metadata__"] = {"cached": True}
+        return chunk
+
+    # --- after tick -------------------------------------------------------------------------
+
+    def after_tick(self) -> None:
+        """Applies the step's writes, emits values, advances the step (L-40…L-47)."""
+        tasks = self.tasks
+        if len(tasks) > 1:
+            tasks = sorted(tasks, key=_order)
+        self.updated = updated = apply_writes(
+            self.channels,
+            self.versions,
+            self.seen,
+            tasks,
+            self.next_version(),
+            self.graph.trigger_to_nodes,
+            self.live,
+            self.graph.finishing,
+        )
+        if "values" in self.modes:
+            self._maybe_emit_values(updated, tasks)
+        self.step += 1
+
+    def _maybe_emit_values(self, updated: set, tasks: list) -> None:
+        keys = self.output_keys
+        if keys.__class__ is str:
+            if keys not in updated:
+                return
+            if not any(c == keys for t in tasks for c, _ in t.writes):
+                return
+        else:
+            if updated.isdisjoint(keys):
+                return
+            if not any(c in keys for t in tasks for c, _ in t.writes):
+                return
+        self.emit("values", self.read_output(keys))
+
+    def apply_interrupted_step(self) -> None:
+        """On a dynamic interrupt at the root: apply the finished siblings' writes in memory (I-5)."""
+        tasks = self.tasks
+        if not any(t.writes and t.error is None for t in tasks):
+            return
+        tasks = sorted(tasks, key=_order)
+        updated = apply_writes(
+            self.channels,
+            self.versions,
+            self.seen,
+            tasks,
+            self.next_version(),
+            self.graph.trigger_to_nodes,
+            self.live,
+            self.graph.finishing,
+        )
+        if "values" in self.modes:
+            self._maybe_emit_values(updated, tasks)
+
+
+def _order(task: Any) -> tuple:
+    return task.order
+
+
+def _no_op(_chunk: Any) -> None:
+    """Stream writer when the custom mode is off."""

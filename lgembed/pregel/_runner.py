@@ -1,0 +1,249 @@
+"""Running a step's tasks: inline, on a thread pool, or as asyncio tasks, with retries (L-30…L-33, E-4, E-5).
+
+Why this split: `Run` (in `_loop`) decides what runs and what a result means;
+this module only decides how tasks execute and in which order their completions
+reach `Run.commit` (completion order, as LangGraph streams them).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from contextvars import copy_context
+from typing import Any, Iterator
+
+from lgembed.config import _TASK
+from lgembed.errors import GraphBubbleUp
+
+logger = logging.getLogger("lgembed.pregel")
+
+
+def _should_retry_on(policy: Any, exc: BaseException) -> bool:
+    retry_on = policy.retry_on
+    if isinstance(retry_on, (list, tuple)):
+        return isinstance(exc, tuple(retry_on))
+    if isinstance(retry_on, type) and issubclass(retry_on, BaseException):
+        return isinstance(exc, retry_on)
+    if callable(retry_on):
+        return bool(retry_on(exc))
+    raise TypeError("retry_on must be an Exception class, a list or tuple of Exception classes, or a callable")
+
+
+def _retry_delay(task: Any, exc: BaseException, attempts: int) -> float | None:
+    """Seconds to wait before the next attempt, or None to give up (E-5)."""
+    policies = task.node.retry_policy if task.node is not None else ()
+    if not policies:
+        policies = task.run.graph.retry_policy
+    if not policies:
+        return None
+    policy = None
+    for p in policies:
+        if _should_retry_on(p, exc):
+            policy = p
+            break
+    if policy is None or attempts >= policy.max_attempts:
+        return None
+    interval = min(policy.max_interval, policy.initial_interval * (policy.backoff_factor ** (attempts - 1)))
+    return interval + random.uniform(0, 1) if policy.jitter else interval
+
+
+def _node_body(task: Any) -> None:
+    """One attempt of a task: call the node, turn its return into writes, route branches."""
+    node = task.node
+    proc = node.proc
+    if proc is None:
+        returned = task.input
+    else:
+        returned = proc.call(task.input, task)
+        if hasattr(returned, "invoke") and not isinstance(returned, type) and not isinstance(returned, dict):
+            returned = returned.invoke(task.input, task.config)
+    writes = node.writes_for(returned)
+    task.writes = writes
+    for branch in node.branches:
+        branch.route(task, returned, writes)
+
+
+async def _anode_body(task: Any) -> None:
+    node = task.node
+    proc = node.proc
+    if proc is None:
+        returned = task.input
+    else:
+        returned = await proc.acall(task.input, task)
+        if hasattr(returned, "ainvoke") and not isinstance(returned, type) and not isinstance(returned, dict):
+            returned = await returned.ainvoke(task.input, task.config)
+    writes = node.writes_for(returned)
+    task.writes = writes
+    for branch in node.branches:
+        await branch.aroute(task, returned, writes)
+
+
+def execute(task: Any) -> None:
+    """Runs `task` with retries in the current thread; stores an exception in `task.error`."""
+    token = _TASK.set(task)
+    attempts = 0
+    try:
+        while True:
+            try:
+                task.writes = []
+                task.interrupt_idx = 0
+                _node_body(task)
+                return
+            except GraphBubbleUp as exc:
+                task.error = exc
+                return
+            except Exception as exc:
+                exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
+                attempts += 1
+                delay = _retry_delay(task, exc, attempts)
+                if delay is None:
+                    task.error = exc
+                    return
+                time.sleep(delay)
+                logger.info(
+                    f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempts}) "
+                    f"after {exc.__class__.__name__} {exc}",
+                    exc_info=exc,
+                )
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: stop the run
+        task.error = exc
+        raise
+    finally:
+        _TASK.reset(token)
+
+
+async def aexecute(task: Any) -> None:
+    """Async twin of `execute`."""
+    import asyncio
+
+    token = _TASK.set(task)
+    attempts = 0
+    try:
+        while True:
+            try:
+                task.writes = []
+                task.interrupt_idx = 0
+                await _anode_body(task)
+                return
+            except GraphBubbleUp as exc:
+                task.error = exc
+                return
+            except Exception as exc:
+                exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
+                attempts += 1
+                delay = _retry_delay(task, exc, attempts)
+                if delay is None:
+                    task.error = exc
+                    return
+                await asyncio.sleep(delay)
+    finally:
+        _TASK.reset(token)
+
+
+def run_tasks(run: Any, tasks: list, executor_holder: list) -> Iterator[None]:
+    """Runs a step's tasks; commits each as it finishes. Yields whenever chunks may be ready.
+
+    A lone task runs inline. Several run on a thread pool (created on first need and
+    kept for the run), and their completions are committed in completion order.
+    After a real failure, tasks not yet started are cancelled.
+    """
+    if len(tasks) == 1:
+        task = tasks[0]
+        execute(task)
+        run.commit(task)
+        yield None
+        return
+    import queue
+
+    executor = executor_holder[0] if executor_holder else None
+    if executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        max_workers = run.config.get("max_concurrency") or None
+        executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="lgembed")
+        executor_holder.append(executor)
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    run.waker = done
+    futures = []
+    try:
+        for task in tasks:
+            ctx = copy_context()
+            fut = executor.submit(ctx.run, execute, task)
+            fut.add_done_callback(lambda _f, t=task: done.put(t))
+            futures.append(fut)
+        pending = len(tasks)
+        failed = False
+        while pending:
+            item = done.get()
+            if item is None:
+                yield None
+                continue
+            pending -= 1
+            fut = futures[tasks.index(item)]
+            if fut.cancelled():
+                continue
+            run.commit(item)
+            if item.error is not None and not isinstance(item.error, GraphBubbleUp) and not failed:
+                failed = True
+                for f in futures:
+                    f.cancel()
+            yield None
+    finally:
+        run.waker = None
+
+
+async def arun_tasks(run: Any, tasks: list) -> Any:
+    """Async twin of `run_tasks`: an async generator of wake-ups."""
+    import asyncio
+
+    if len(tasks) == 1:
+        task = tasks[0]
+        await aexecute(task)
+        run.commit(task)
+        yield None
+        return
+    limit = run.config.get("max_concurrency") or None
+    sem = asyncio.Semaphore(limit) if limit else None
+    wake = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    class _Waker:
+        def put(self, _item: Any) -> None:
+            loop.call_soon_threadsafe(wake.set)
+
+    run.waker = _Waker()
+
+    async def one(task: Any) -> Any:
+        if sem is None:
+            await aexecute(task)
+        else:
+            async with sem:
+                await aexecute(task)
+        return task
+
+    pending = {asyncio.ensure_future(one(t)): t for t in tasks}
+    failed = False
+    try:
+        while pending:
+            waiter = asyncio.ensure_future(wake.wait())
+            done, _ = await asyncio.wait(set(pending) | {waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter not in done:
+                waiter.cancel()
+            wake.clear()
+            for fut in done:
+                if fut is waiter:
+                    continue
+                task = pending.pop(fut)
+                if fut.cancelled():
+                    continue
+                run.commit(task)
+                if task.error is not None and not isinstance(task.error, GraphBubbleUp) and not failed:
+                    failed = True
+                    for other in pending:
+                        other.cancel()
+            yield None
+    finally:
+        run.waker = None
+        for fut in pending:
+            fut.cancel()

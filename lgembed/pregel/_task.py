@@ -1,0 +1,224 @@
+"""One task of a superstep: a node run with its input, its writes and lazily built config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgembed._constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_RUNTIME,
+    CONFIG_KEY_TASK_ID,
+    INTERRUPT,
+    NS_END,
+    NS_SEP,
+    PULL,
+    PUSH,
+    RESUME,
+)
+from lgembed._typing import MISSING
+
+_DATE_KEYS = ()
+
+
+class Task:
+    """A node to run in a step.
+
+    Attributes:
+        name: node name.
+        node: the PregelNode (None for a Send to an unknown node, never run).
+        input: the value passed to the node.
+        path: ("__pregel_pull", name) or ("__pregel_push", index, False).
+        triggers: sorted trigger channels (PULL) or ("__pregel_push",).
+        writes: (channel, value) pairs produced by the run.
+        order: sort key equal to LangGraph's task-path order (L-40).
+    """
+
+    __slots__ = (
+        "name",
+        "node",
+        "input",
+        "path",
+        "triggers",
+        "writes",
+        "order",
+        "run",
+        "_id",
+        "_config",
+        "_runtime",
+        "node_error",
+        "interrupt_idx",
+        "resume_values",
+        "error",
+        "done",
+        "interrupts",
+        "cached",
+    )
+
+    def __init__(self, run: Any, name: str, node: Any, value: Any, path: tuple, triggers: Any, order: tuple) -> None:
+        self.run = run
+        self.name = name
+        self.node = node
+        self.input = value
+        self.path = path
+        self.triggers = triggers
+        self.order = order
+        self.writes: list = []
+        self._id: str | None = None
+        self._config: dict | None = None
+        self._runtime = None
+        self.node_error = None
+        self.interrupt_idx = 0
+        self.resume_values: list | None = None
+        self.error: BaseException | None = None
+        self.done = False
+        self.interrupts: tuple = ()
+        self.cached = False
+
+    # --- identity --------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        tid = self._id
+        if tid is None:
+            from lgembed._ids import task_id
+
+            run = self.run
+            ns = f"{run.parent_ns}{NS_SEP}{self.name}" if run.parent_ns else self.name
+            if self.path[0] == PULL:
+                parts = (ns, str(run.step), self.name, PULL, *self.triggers)
+            else:
+                parts = (ns, str(run.step), self.name, PUSH, str(self.path[1]))
+            tid = self._id = task_id(run.checkpoint_id, *parts)
+        return tid
+
+    @property
+    def checkpoint_ns(self) -> str:
+        run = self.run
+        ns = f"{run.parent_ns}{NS_SEP}{self.name}" if run.parent_ns else self.name
+        return f"{ns}{NS_END}{self.id}"
+
+    # --- runtime / config ----------------------------------------------------------------
+
+    @property
+    def stream_writer(self) -> Any:
+        return self.run.stream_writer
+
+    @property
+    def runtime(self) -> Any:
+        rt = self._runtime
+        if rt is None:
+            from lgembed.runtime import ExecutionInfo
+
+            run = self.run
+            rt = self._runtime = run.runtime.override(
+                execution_info=ExecutionInfo(
+                    checkpoint_id=run.checkpoint_id,
+                    checkpoint_ns=self.checkpoint_ns,
+                    task_id=self.id,
+                    thread_id=run.thread_id,
+                    run_id=run.run_id,
+                )
+            )
+        return rt
+
+    @property
+    def config(self) -> dict:
+        cfg = self._config
+        if cfg is None:
+            run = self.run
+            base = run.config
+            metadata = dict(base.get("metadata") or {})
+            metadata["langgraph_step"] = run.step
+            metadata["langgraph_node"] = self.name
+            metadata["langgraph_triggers"] = tuple(self.triggers)
+            metadata["langgraph_path"] = self.path[:3]
+            metadata["langgraph_checkpoint_ns"] = self.checkpoint_ns
+            node = self.node
+            if node is not None and node.metadata:
+                metadata.update(node.metadata)
+            configurable = dict(base.get(CONF) or {})
+            configurable[CONFIG_KEY_TASK_ID] = self.id
+            configurable[CONFIG_KEY_RUNTIME] = self.runtime
+            configurable[CONFIG_KEY_CHECKPOINT_ID] = None
+            configurable[CONFIG_KEY_CHECKPOINT_NS] = self.checkpoint_ns
+            run.extend_task_configurable(self, configurable)
+            cfg = dict(base)
+            cfg["metadata"] = metadata
+            cfg[CONF] = configurable
+            tags = list(base.get("tags") or ())
+            if node is not None and node.tags:
+                tags.extend(node.tags)
+            cfg["tags"] = tags
+            cfg["run_name"] = self.name
+            cfg.pop("run_id", None)
+            self._config = cfg
+        return cfg
+
+    # --- reads ------------------------------------------------------------------------
+
+    def local_read(self, select: Any, mapper: Any) -> Any:
+        """State as this task sees it after its own writes so far (N-4)."""
+        channels = self.run.channels
+        updated: dict = {}
+        if select.__class__ is str:
+            for c, v in self.writes:
+                if c == select:
+                    updated.setdefault(c, []).append(v)
+        else:
+            sel = select
+            for c, v in self.writes:
+                if c in sel:
+                    updated.setdefault(c, []).append(v)
+        if updated:
+            local = {}
+            for k, vals in updated.items():
+                cc = channels[k].copy()
+                cc.update(vals)
+                local[k] = cc
+            get = lambda k: local.get(k) or channels[k]  # noqa: E731
+        else:
+            get = channels.__getitem__
+        if select.__class__ is str:
+            return get(select).get()
+        values = {}
+        managed = self.run.graph.managed
+        for k in select:
+            if k in managed:
+                values[k] = managed[k].get(self.run.step, self.run.stop)
+                continue
+            ch = get(k)
+            if ch.is_available():
+                values[k] = ch.get()
+        if mapper is not None:
+            return mapper(values)
+        return values
+
+    # --- interrupts ---------------------------------------------------------------------
+
+    def interrupt(self, value: Any, response_schema: Any) -> Any:
+        """Implements `interrupt()` for this task (I-1)."""
+        from lgembed.errors import GraphInterrupt
+        from lgembed.types import Interrupt
+
+        idx = self.interrupt_idx
+        self.interrupt_idx += 1
+        resume = self.resume_values
+        if resume is not None and idx < len(resume):
+            return resume[idx]
+        run = self.run
+        answer = run.take_resume_for(self, idx)
+        if answer is not MISSING:
+            if self.resume_values is None:
+                self.resume_values = []
+            self.resume_values.append(answer)
+            run.save_resume(self)
+            return answer
+        from lgembed._ids import interrupt_id
+
+        iid = interrupt_id(self.checkpoint_ns, idx)
+        raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=response_schema),))
+
+
+INTERRUPT_KEYS = (INTERRUPT, RESUME)

@@ -1,0 +1,592 @@
+"""Pregel: a compiled graph of nodes and channels, and the drivers that run it (§5, §7, §8).
+
+`Pregel` holds the compiled layout (nodes, channel prototypes, trigger index) and
+exposes LangGraph's run API: invoke / stream / batch and their async twins. One
+run's state lives in `lgembed.pregel._loop.Run`; task execution in `_runner`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, AsyncIterator, Iterator, Sequence
+
+from lgembed._constants import (
+    CONF,
+    DEFAULT_RECURSION_LIMIT,
+    INTERRUPT,
+    NULL_TASK_ID,
+    RESUME,
+    START,
+    TASKS,
+)
+from lgembed.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError
+from lgembed.pregel._loop import Run, _InputTask
+from lgembed.types import Command, GraphOutput, Send
+
+__all__ = ("Pregel", "ensure_valid_checkpointer")
+
+_ALL_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", "custom")
+
+
+def ensure_valid_checkpointer(checkpointer: Any) -> Any:
+    """Checks the `checkpointer` argument of `compile()` (B-30)."""
+    if checkpointer is None or checkpointer is True or checkpointer is False:
+        return checkpointer
+    from lgembed.checkpoint.base import BaseCheckpointSaver
+
+    if isinstance(checkpointer, BaseCheckpointSaver):
+        return checkpointer
+    raise TypeError(
+        "Invalid checkpointer provided. Expected an instance of `BaseCheckpointSaver`, `True`, "
+        f"`False`, or `None`. Received {type(checkpointer).__name__}. Pass a proper saver "
+        "(e.g., InMemorySaver, AsyncPostgresSaver)."
+    )
+
+
+def _merge_configs(*configs: dict | None) -> dict:
+    """LangGraph's config merge: configurable and metadata shallow-merged, tags concatenated."""
+    out: dict = {"tags": [], "metadata": {}, "callbacks": None, "recursion_limit": DEFAULT_RECURSION_LIMIT, CONF: {}}
+    for config in configs:
+        if not config:
+            continue
+        for k, v in config.items():
+            if v is None:
+                continue
+            if k == CONF:
+                out[CONF] = {**out[CONF], **v}
+            elif k == "metadata":
+                out["metadata"] = {**out["metadata"], **v}
+            elif k == "tags":
+                out["tags"] = [*out["tags"], *v]
+            else:
+                out[k] = v
+    return out
+
+
+class Pregel:
+    """A compiled graph: nodes subscribed to channels, run in supersteps."""
+
+    _lg_is_graph = True
+
+    def __init__(
+        self,
+        *,
+        nodes: dict,
+        channels: dict,
+        managed: dict | None = None,
+        input_channels: Any,
+        output_channels: Any,
+        stream_channels: Any = None,
+        stream_mode: str = "values",
+        checkpointer: Any = None,
+        store: Any = None,
+        cache: Any = None,
+        interrupt_before: Any = (),
+        interrupt_after: Any = (),
+        debug: bool = False,
+        name: str = "LangGraph",
+        context_schema: Any = None,
+        output_schema: Any = None,
+        state_schema: Any = None,
+        retry_policy: Sequence[Any] = (),
+    ) -> None:
+        self.nodes = nodes
+        self.channels = channels
+        self.managed = managed or {}
+        self.input_channels = input_channels
+        self.output_channels = output_channels
+        self.stream_channels = stream_channels if stream_channels is not None else output_channels
+        self.stream_mode = stream_mode
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        self.interrupt_before_nodes = interrupt_before
+        self.interrupt_after_nodes = interrupt_after
+        self.debug = debug
+        self.name = name
+        self.context_schema = context_schema
+        self.output_schema = output_schema
+        self.state_schema = state_schema
+        self.retry_policy = tuple(retry_policy)
+        self.config: dict | None = None
+        self._index()
+
+    def _index(self) -> None:
+        """Precomputes the trigger index and the channels that react to finish() (K-6)."""
+        trigger_to_nodes: dict[str, list[str]] = {}
+        for name, node in self.nodes.items():
+            node.sorted_triggers = tuple(sorted(node.triggers))
+            for ch in node.triggers:
+                trigger_to_nodes.setdefault(ch, []).append(name)
+        self.trigger_to_nodes = trigger_to_nodes
+        self.node_names = tuple(self.nodes)
+        self.finishing = [k for k, ch in self.channels.items() if getattr(ch, "_lg_finishes", True)]
+
+    # --- identity ---------------------------------------------------------------------
+
+    def get_name(self, suffix: str | None = None) -> str:
+        return f"{self.name}{suffix}" if suffix else self.name
+
+    def copy(self, update: dict | None = None) -> Pregel:
+        import copy as _copy
+
+        new = _copy.copy(self)
+        for k, v in (update or {}).items():
+            setattr(new, k, v)
+        return new
+
+    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
+        return self.copy({"config": _merge_configs(self.config, config, kwargs)})
+
+    # --- input ------------------------------------------------------------------------
+
+    def map_input(self, input: Any) -> list:
+        """Writes of the graph input to the input channel(s) (L-8)."""
+        ic = self.input_channels
+        if isinstance(ic, str):
+            return [(ic, input)] if input is not None else []
+        if not isinstance(input, dict):
+            raise TypeError(f"Expected input to be a dict, got {type(input).__name__}")
+        return [(k, input[k]) for k in ic if k in input]
+
+    def _command_writes(self, cmd: Command) -> list:
+        """Null-task writes of a Command given as input (L-5)."""
+        if cmd.graph == Command.PARENT:
+            raise InvalidUpdateError("There is no parent graph")
+        writes: list = []
+        if cmd.goto:
+            gotos = cmd.goto if isinstance(cmd.goto, (tuple, list)) else [cmd.goto]
+            for go in gotos:
+                if isinstance(go, Send):
+                    writes.append((TASKS, go))
+                elif isinstance(go, str):
+                    writes.append((f"branch:to:{go}", START))
+                else:
+                    raise TypeError(f"In Command.goto, expected Send/str, got {type(go).__name__}")
+        if cmd.resume is not None:
+            writes.append((RESUME, cmd.resume))
+        if cmd.update:
+            writes.extend(cmd._update_as_tuples())
+        return writes
+
+    # --- run setup ----------------------------------------------------------------------
+
+    def _prepare(
+        self,
+        input: Any,
+        config: dict | None,
+        *,
+        context: Any,
+        stream_mode: Any,
+        output_keys: Any,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: Any,
+        default_output: Any,
+    ) -> Run:
+        config = _merge_configs(self.config, config)
+        if config["recursion_limit"] < 1:
+            raise ValueError("recursion_limit must be at least 1")
+        if durability is not None and not self.checkpointer:
+            warnings.warn("`durability` has no effect when no checkpointer is present.")
+        if context is not None and self.context_schema is not None and isinstance(context, dict):
+            from dataclasses import is_dataclass
+
+            from lgembed.graph._fields import is_pydantic_model_class
+
+            schema = self.context_schema
+            if is_dataclass(schema) or is_pydantic_model_class(schema):
+                context = schema(**context)
+        modes = frozenset(stream_mode)
+        run = Run(
+            self,
+            config,
+            modes=modes,
+            output_keys=output_keys if output_keys is not None else default_output,
+            interrupt_before=interrupt_before or self.interrupt_before_nodes,
+            interrupt_after=interrupt_after or self.interrupt_after_nodes,
+            context=context,
+        )
+        run.static_interrupt = False
+        if isinstance(input, Command):
+            if input.resume is not None and not self.checkpointer:
+                raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
+            writes = self._command_writes(input)
+            if not writes:
+                raise EmptyInputError("Received empty Command input")
+            from lgembed._speedups import apply_writes
+
+            apply_writes(
+                run.channels,
+                run.versions,
+                run.seen,
+                [_InputTask(writes)],
+                run.next_version(),
+                self.trigger_to_nodes,
+                run.live,
+                self.finishing,
+            )
+        run.start(input)
+        return run
+
+    @staticmethod
+    def _modes(stream_mode: Any, default: str) -> tuple[list, bool]:
+        if stream_mode is None:
+            stream_mode = default
+        if isinstance(stream_mode, str):
+            return [stream_mode], True
+        return list(dict.fromkeys(stream_mode)), False
+
+    # --- sync API -----------------------------------------------------------------------
+
+    def stream(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = None,
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Runs the graph, yielding stream chunks (S-1…S-11)."""
+        modes, single = self._modes(stream_mode, self.stream_mode)
+        fmt = _formatter(single, modes[0] if single else None, subgraphs, version, self)
+        run = self._prepare(
+            input,
+            config,
+            context=context,
+            stream_mode=modes,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            default_output=self.stream_channels,
+        )
+        out = run.out
+        holder: list = []
+        try:
+            while out:
+                yield fmt(out.popleft())
+            for _ in self._drive(run, holder):
+                while out:
+                    yield fmt(out.popleft())
+        except BaseException:
+            while out:
+                yield fmt(out.popleft())
+            raise
+        finally:
+            if holder:
+                holder[0].shutdown(wait=False)
+        while out:
+            yield fmt(out.popleft())
+
+    def _drive(self, run: Run, holder: list) -> Iterator[None]:
+        from lgembed.pregel._runner import run_tasks
+
+        while True:
+            tasks = run.tick()
+            if tasks is None:
+                yield None
+                break
+            yield None
+            yield from run_tasks(run, tasks, holder)
+            if run.error is not None:
+                raise run.error
+            if run.interrupts:
+                run.apply_interrupted_step()
+                yield None
+                break
+            run.after_tick()
+            yield None
+            if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
+                run.emit_static_interrupt()
+                yield None
+                break
+
+    def invoke(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = "values",
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
+        """Runs the graph to completion and returns its output (V-1…V-5)."""
+        if stream_mode != "values":
+            return list(
+                self.stream(
+                    input,
+                    config,
+                    context=context,
+                    stream_mode=stream_mode,
+                    output_keys=output_keys if output_keys is not None else self.output_channels,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
+                    durability=durability,
+                    version=version,
+                )
+            )
+        run = self._prepare(
+            input,
+            config,
+            context=context,
+            stream_mode=("values",),
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            default_output=self.output_channels,
+        )
+        holder: list = []
+        out = run.out
+        latest = None
+        try:
+            for _ in self._drive(run, holder):
+                if out:
+                    latest = out[-1][2]
+                    out.clear()
+        finally:
+            if holder:
+                holder[0].shutdown(wait=False)
+        return self._invoke_result(latest, run, version)
+
+    def _invoke_result(self, latest: Any, run: Run, version: str) -> Any:
+        interrupts = run.interrupts
+        if version == "v2":
+            value = latest
+            if isinstance(value, dict) and INTERRUPT in value:
+                value = {k: v for k, v in value.items() if k != INTERRUPT}
+            value = self._coerce_output(value)
+            return GraphOutput(value=value, interrupts=tuple(interrupts))
+        if interrupts:
+            if isinstance(latest, dict):
+                return {**latest, INTERRUPT: list(interrupts)}
+            return {INTERRUPT: list(interrupts)}
+        return latest
+
+    def _coerce_output(self, value: Any) -> Any:
+        schema = self.output_schema
+        if value is None or not isinstance(value, dict) or schema is None:
+            return value
+        from dataclasses import is_dataclass
+
+        from lgembed.graph._fields import is_pydantic_model_class
+
+        if is_dataclass(schema) or is_pydantic_model_class(schema):
+            return schema(**value)
+        return value
+
+    def batch(self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list:
+        """`invoke` for each input, in parallel threads (like langchain-core's Runnable.batch)."""
+        if not inputs:
+            return []
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+
+        def one(args: tuple) -> Any:
+            inp, cfg = args
+            try:
+                return self.invoke(inp, cfg, **kwargs)
+            except Exception as exc:
+                if return_exceptions:
+                    return exc
+                raise
+
+        if len(inputs) == 1:
+            return [one((inputs[0], configs[0]))]
+        from concurrent.futures import ThreadPoolExecutor
+
+        max_workers = (configs[0] or {}).get("max_concurrency") if configs[0] else None
+        with ThreadPoolExecutor(max_workers=max_workers) as ex:
+            return list(ex.map(one, zip(inputs, configs)))
+
+    # --- async API ----------------------------------------------------------------------
+
+    async def astream(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = None,
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Async twin of `stream`."""
+        modes, single = self._modes(stream_mode, self.stream_mode)
+        fmt = _formatter(single, modes[0] if single else None, subgraphs, version, self)
+        run = self._prepare(
+            input,
+            config,
+            context=context,
+            stream_mode=modes,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            default_output=self.stream_channels,
+        )
+        out = run.out
+        try:
+            while out:
+                yield fmt(out.popleft())
+            async for _ in self._adrive(run):
+                while out:
+                    yield fmt(out.popleft())
+        except BaseException:
+            while out:
+                yield fmt(out.popleft())
+            raise
+        while out:
+            yield fmt(out.popleft())
+
+    async def _adrive(self, run: Run) -> AsyncIterator[None]:
+        from lgembed.pregel._runner import arun_tasks
+
+        while True:
+            tasks = run.tick()
+            if tasks is None:
+                yield None
+                break
+            yield None
+            async for _ in arun_tasks(run, tasks):
+                yield None
+            if run.error is not None:
+                raise run.error
+            if run.interrupts:
+                run.apply_interrupted_step()
+                yield None
+                break
+            run.after_tick()
+            yield None
+            if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
+                run.emit_static_interrupt()
+                yield None
+                break
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = "values",
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
+        """Async twin of `invoke`."""
+        if stream_mode != "values":
+            return [
+                c
+                async for c in self.astream(
+                    input,
+                    config,
+                    context=context,
+                    stream_mode=stream_mode,
+                    output_keys=output_keys if output_keys is not None else self.output_channels,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
+                    durability=durability,
+                    version=version,
+                )
+            ]
+        run = self._prepare(
+            input,
+            config,
+            context=context,
+            stream_mode=("values",),
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            default_output=self.output_channels,
+        )
+        out = run.out
+        latest = None
+        async for _ in self._adrive(run):
+            if out:
+                latest = out[-1][2]
+                out.clear()
+        return self._invoke_result(latest, run, version)
+
+    async def abatch(self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list:
+        """`ainvoke` for each input, concurrently."""
+        import asyncio
+
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        coros = [self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
+        return list(await asyncio.gather(*coros, return_exceptions=return_exceptions))
+
+    # --- drawing ----------------------------------------------------------------------------
+
+    def get_graph(self, config: Any = None, *, xray: Any = False) -> Any:
+        raise NotImplementedError("get_graph() is available on graphs compiled from a StateGraph")
+
+
+def _formatter(single: bool, mode: Any, subgraphs: bool, version: str, graph: Pregel) -> Any:
+    """Chunk shape for the requested stream options (S-2)."""
+    if version == "v2":
+
+        def fmt_v2(item: tuple) -> Any:
+            ns, m, payload = item
+            if m == "values":
+                interrupts: tuple = ()
+                if isinstance(payload, dict) and INTERRUPT in payload:
+                    payload = dict(payload)
+                    interrupts = payload.pop(INTERRUPT)
+                return {"type": m, "ns": ns, "data": graph._coerce_state(payload), "interrupts": interrupts}
+            return {"type": m, "ns": ns, "data": payload}
+
+        return fmt_v2
+    if subgraphs:
+        if single:
+            return lambda item: (item[0], item[2])
+        return lambda item: item
+    if single:
+        return lambda item: item[2]
+    return lambda item: (item[1], item[2])
+
+
+def _coerce_state(self: Pregel, value: Any) -> Any:
+    schema = self.state_schema
+    if value is None or not isinstance(value, dict) or schema is None:
+        return value
+    from dataclasses import is_dataclass
+
+    from lgembed.graph._fields import is_pydantic_model_class
+
+    if is_dataclass(schema) or is_pydantic_model_class(schema):
+        try:
+            return schema(**value)
+        except Exception:
+            return value
+    return value
+
+
+Pregel._coerce_state = _coerce_state
