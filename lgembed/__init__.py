@@ -1,0 +1,20 @@
+"""lgembed: a LangGraph-compatible graph runtime for constrained Linux devices.
+
+Replace `langgraph` with `lgembed` in a LangGraph program's imports and it runs
+here. `lgembed.IMPLEMENTATION` says which build of the hot paths is in use
+("c" compiled, "py" pure); it is computed on first access so that `import lgembed`
+stays free of work.
+"""
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ("IMPLEMENTATION", "__version__")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "IMPLEMENTATION":
+        from lgembed._speedups import IMPLEMENTATION
+
+        return IMPLEMENTATION
+    raise AttributeError(f"module 'lgembed' has no attribute {name!r}")
