@@ -87,8 +87,10 @@ def _http_status(exc: BaseException) -> int | None:
         return exc.response.status_code
     requests = sys.modules.get("requests")
     if requests is not None and isinstance(exc, requests.HTTPError):
+        # LangGraph tests the response's truth value, which is False for any 4xx/5xx
+        # status, so every requests HTTPError but a successful-status one is retried.
         response = exc.response
-        return response.status_code if response is not None else 500
+        return response.status_code if response else 500
     return None
 
 
@@ -207,6 +209,10 @@ class Send:
     """A packet for `node`: runs it in the next step with `arg` as its input (N-7)."""
 
     __slots__ = ("node", "arg", "timeout")
+
+    node: str
+    arg: Any
+    timeout: TimeoutPolicy | None
 
     def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
         self.node = node

@@ -162,6 +162,16 @@ class Run:
     def extend_task_configurable(self, task: Task, configurable: dict) -> None:
         """Hook for engine keys in a task's config (persistence adds checkpoint keys)."""
 
+    def take_resume_for(self, task: Task, idx: int) -> Any:
+        """A resume value for the `idx`-th interrupt() of `task`, or MISSING (I-1).
+
+        Without a checkpointer there is nothing to resume from.
+        """
+        return MISSING
+
+    def save_resume(self, task: Task) -> None:
+        """Records a task's resume answers (persisted by checkpointed runs)."""
+
     # --- start ---------------------------------------------------------------------------
 
     def start(self, input: Any) -> None:

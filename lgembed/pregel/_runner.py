@@ -14,7 +14,8 @@ from contextvars import copy_context
 from typing import Any, Iterator
 
 from lgembed.config import _TASK
-from lgembed.errors import GraphBubbleUp
+from lgembed.errors import GraphBubbleUp, ParentCommand
+from lgembed.types import Command
 
 logger = logging.getLogger("lgembed.pregel")
 
@@ -46,6 +47,16 @@ def _retry_delay(task: Any, exc: BaseException, attempts: int) -> float | None:
         return None
     interval = min(policy.max_interval, policy.initial_interval * (policy.backoff_factor ** (attempts - 1)))
     return interval + random.uniform(0, 1) if policy.jitter else interval
+
+
+def _retarget_parent_command(task: Any, exc: ParentCommand) -> None:
+    """Addresses a Command(graph=PARENT) to the parent graph's namespace (N-8)."""
+    from dataclasses import replace
+
+    cmd = exc.args[0]
+    if cmd.graph == Command.PARENT:
+        parent_ns = task.run.parent_ns
+        exc.args = (replace(cmd, graph=parent_ns.rsplit("|", 1)[0] if "|" in parent_ns else ""),)
 
 
 def _node_body(task: Any) -> None:
@@ -90,6 +101,10 @@ def execute(task: Any) -> None:
                 task.interrupt_idx = 0
                 _node_body(task)
                 return
+            except ParentCommand as exc:
+                _retarget_parent_command(task, exc)
+                task.error = exc
+                return
             except GraphBubbleUp as exc:
                 task.error = exc
                 return
@@ -125,6 +140,10 @@ async def aexecute(task: Any) -> None:
                 task.writes = []
                 task.interrupt_idx = 0
                 await _anode_body(task)
+                return
+            except ParentCommand as exc:
+                _retarget_parent_command(task, exc)
+                task.error = exc
                 return
             except GraphBubbleUp as exc:
                 task.error = exc
