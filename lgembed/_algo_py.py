@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ("apply_writes", "triggered_nodes", "node_triggered", "SKIP_WRITE_KEYS")
+__all__ = ("apply_writes", "triggered_nodes", "node_triggered")
 
 logger = logging.getLogger("lgembed.pregel")
 

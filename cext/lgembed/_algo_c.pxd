@@ -1,0 +1,26 @@
+# Augmenting declarations for lgembed/_algo_py.py, compiled a second time by Cython
+# as lgembed._algo_c (DESIGN.md §3, STYLE.md §B). setup.py copies the pure module to
+# cext/lgembed/_algo_c.py next to this file and cythonizes the copy.
+#
+# Typing rules (same as _channels_c.pxd): only builtin container types the engine
+# always passes (dict, list, set) and C booleans are declared, so the compiled twin
+# behaves exactly like the pure one; channel versions stay `object` (int, float or
+# str upstream).
+
+cimport cython
+
+cdef object logger
+cdef object SKIP_WRITE_KEYS
+cdef object _RESERVED_TRIGGERS
+
+# bump_step: bint, set from Python truth values only; grouped/updated/consumed are
+# always new builtin containers built here.
+@cython.locals(bump_step=cython.bint, consumed=set, grouped=dict, updated=set, vals=list, node_seen=dict)
+cpdef set apply_writes(dict channels, dict versions, dict seen, list tasks, object next_version,
+                       dict trigger_to_nodes, set live, list finishing)
+
+@cython.locals(found=set)
+cpdef list triggered_nodes(set updated, dict trigger_to_nodes)
+
+cpdef bint node_triggered(object triggers, dict channels, dict versions, object node_seen,
+                          object null_version) except -1
