@@ -495,6 +495,24 @@ class StateGraph:
         )
 
 
+def _validate_timeout(name: str, node: PregelNode) -> None:
+    """B-17: timeouts need an async node; idle timeouts are not implemented in lgembed."""
+    policy = node.timeout
+    if policy is None:
+        return
+    proc = node.proc
+    if proc is None or not (proc.is_async or (proc.is_runnable and hasattr(proc.func, "ainvoke"))):
+        raise ValueError(
+            "Node timeouts are only supported for async nodes because sync Python execution "
+            f"cannot be safely cancelled in-process. Node {name!r} is sync."
+        )
+    if policy.idle_timeout is not None:
+        raise NotImplementedError(
+            f"Compiling node {name!r}: idle_timeout is not supported by lgembed "
+            f"(got idle_timeout={policy.idle_timeout}). Use run_timeout (a number of seconds) instead."
+        )
+
+
 class CompiledStateGraph(Pregel):
     """A compiled StateGraph: the builder's nodes, edges and branches as Pregel nodes and channels."""
 
@@ -591,6 +609,8 @@ class CompiledStateGraph(Pregel):
                 select = keys[0] if keys == ["__root__"] else keys
                 nodes[start_key].branches.append(CompiledBranch(branch, select, mapper_for(schema, keys)))
         channels[TASKS] = Topic(Any)
+        for key, node in nodes.items():
+            _validate_timeout(key, node)
         for name, ch in channels.items():
             if not getattr(ch, "key", ""):
                 ch.key = name

@@ -16,6 +16,7 @@ from lgembed._constants import (
     CONF,
     END,
     ERROR,
+    ERROR_SOURCE_NODE,
     INPUT,
     INTERRUPT,
     NO_WRITES,
@@ -30,7 +31,9 @@ from lgembed._typing import MISSING
 from lgembed.errors import (
     RECURSION_LIMIT,
     EmptyInputError,
+    GraphBubbleUp,
     GraphInterrupt,
+    NodeError,
     GraphRecursionError,
     InvalidUpdateError,
 )
@@ -117,6 +120,7 @@ class Run:
         self.limit = limit
         self.tasks: list = []
         self.interrupts: list = []
+        self.pending_handlers: list = []
         self.error: BaseException | None = None
         self.checkpoint_id = "00000000-0000-0000-0000-000000000000"
         configurable = config.get(CONF) or {}
@@ -329,7 +333,23 @@ class Run:
                     self._task_result(task, None, [asdict(i) for i in interrupts])
             return
         task.writes = [(ERROR, error)]
-        if self.error is None:
+        handler_name = node.error_handler if node is not None else None
+        if handler_name and not isinstance(error, GraphBubbleUp) and handler_name in self.graph.nodes:
+            # E-9: the failure is handled by the node's error handler in this step
+            task.writes.append((ERROR_SOURCE_NODE, task.name))
+            task.handled = True
+            handler = Task(
+                self,
+                handler_name,
+                self.graph.nodes[handler_name],
+                task.input,
+                (PUSH, "node_error_handler", task.id),
+                _PUSH_TRIGGERS,
+                (2, task.id),
+            )
+            handler.node_error = NodeError(task.name, error)
+            self.pending_handlers.append(handler)
+        elif self.error is None:
             self.error = error
         if not hidden and ("tasks" in self.modes or "debug" in self.modes):
             self._task_result(task, error, [])

@@ -139,7 +139,11 @@ async def aexecute(task: Any) -> None:
             try:
                 task.writes = []
                 task.interrupt_idx = 0
-                await _anode_body(task)
+                timeout = task.node.timeout
+                if timeout is not None and timeout.run_timeout is not None:
+                    await _with_timeout(task, timeout.run_timeout)
+                else:
+                    await _anode_body(task)
                 return
             except ParentCommand as exc:
                 _retarget_parent_command(task, exc)
@@ -160,6 +164,20 @@ async def aexecute(task: Any) -> None:
         _TASK.reset(token)
 
 
+async def _with_timeout(task: Any, seconds: float) -> None:
+    """Runs one attempt under `run_timeout`; raises NodeTimeoutError when it expires (E-3)."""
+    import asyncio
+
+    from lgembed.errors import NodeTimeoutError
+
+    started = time.monotonic()
+    try:
+        await asyncio.wait_for(_anode_body(task), seconds)
+    except asyncio.TimeoutError:
+        elapsed = time.monotonic() - started
+        raise NodeTimeoutError(task.name, elapsed, kind="run", run_timeout=seconds) from None
+
+
 def run_tasks(run: Any, tasks: list, executor_holder: list) -> Iterator[None]:
     """Runs a step's tasks; commits each as it finishes. Yields whenever chunks may be ready.
 
@@ -172,6 +190,7 @@ def run_tasks(run: Any, tasks: list, executor_holder: list) -> Iterator[None]:
         execute(task)
         run.commit(task)
         yield None
+        yield from _run_handlers(run)
         return
     import queue
 
@@ -203,13 +222,37 @@ def run_tasks(run: Any, tasks: list, executor_holder: list) -> Iterator[None]:
             if fut.cancelled():
                 continue
             run.commit(item)
-            if item.error is not None and not isinstance(item.error, GraphBubbleUp) and not failed:
+            if _is_failure(item) and not failed:
                 failed = True
                 for f in futures:
                     f.cancel()
             yield None
+            yield from _run_handlers(run)
     finally:
         run.waker = None
+
+
+def _is_failure(task: Any) -> bool:
+    error = task.error
+    return error is not None and not task.handled and not isinstance(error, GraphBubbleUp)
+
+
+def _run_handlers(run: Any) -> Iterator[None]:
+    """Runs the error handlers scheduled by failed tasks, in the same step (E-9)."""
+    while run.pending_handlers:
+        handler = run.pending_handlers.pop(0)
+        run.tasks.append(handler)
+        execute(handler)
+        run.commit(handler)
+        yield None
+
+
+async def _arun_handlers(run: Any) -> Any:
+    while run.pending_handlers:
+        handler = run.pending_handlers.pop(0)
+        run.tasks.append(handler)
+        await aexecute(handler)
+        run.commit(handler)
 
 
 async def arun_tasks(run: Any, tasks: list) -> Any:
@@ -220,6 +263,7 @@ async def arun_tasks(run: Any, tasks: list) -> Any:
         task = tasks[0]
         await aexecute(task)
         run.commit(task)
+        await _arun_handlers(run)
         yield None
         return
     limit = run.config.get("max_concurrency") or None
@@ -257,10 +301,11 @@ async def arun_tasks(run: Any, tasks: list) -> Any:
                 if fut.cancelled():
                     continue
                 run.commit(task)
-                if task.error is not None and not isinstance(task.error, GraphBubbleUp) and not failed:
+                if _is_failure(task) and not failed:
                     failed = True
                     for other in pending:
                         other.cancel()
+            await _arun_handlers(run)
             yield None
     finally:
         run.waker = None

@@ -54,6 +54,7 @@ class Task:
         "done",
         "interrupts",
         "cached",
+        "handled",
     )
 
     def __init__(self, run: Any, name: str, node: Any, value: Any, path: tuple, triggers: Any, order: tuple) -> None:
@@ -75,6 +76,7 @@ class Task:
         self.done = False
         self.interrupts: tuple = ()
         self.cached = False
+        self.handled = False
 
     # --- identity --------------------------------------------------------------------
 
