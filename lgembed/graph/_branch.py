@@ -38,17 +38,13 @@ def _branch_input_schema(path: Any) -> Any:
     return None
 
 
-def branch_name(path: Any) -> str:
-    """Name of a branch: the router's `__name__`, or "condition" for lambdas (B-22)."""
-    name = getattr(path, "name", None) if hasattr(path, "invoke") else None
-    if name is None:
-        try:
-            name = path.__name__
-        except AttributeError:
-            name = None
-        if name == "<lambda>":
-            name = None
-    return name or "condition"
+def branch_name(path: Any) -> str | None:
+    """The router's own name (`__name__`), or None for lambdas, partials and callable
+    objects, whose branch is then called "condition" (B-22)."""
+    if hasattr(path, "invoke"):
+        return getattr(path, "name", None)
+    name = getattr(path, "__name__", None)
+    return None if name == "<lambda>" else name
 
 
 class BranchSpec(NamedTuple):

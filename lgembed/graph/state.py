@@ -29,6 +29,7 @@ from lgembed.pregel._call import NodeCallable, callable_name
 from lgembed.pregel._node import PregelNode
 from lgembed.pregel.main import Pregel
 from lgembed.types import Command, RetryPolicy, TimeoutPolicy
+from lgembed.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
 
 __all__ = ("StateGraph", "CompiledStateGraph")
 
@@ -161,24 +162,27 @@ class StateGraph:
     ) -> None:
         if "config_schema" in kwargs:
             warnings.warn(
-                "`config_schema` is deprecated and will be removed. Please use `context_schema` instead.",
-                DeprecationWarning,
+                LangGraphDeprecatedSinceV10(
+                    "`config_schema` is deprecated and will be removed. Please use `context_schema` instead."
+                ),
                 stacklevel=2,
             )
             if context_schema is None:
                 context_schema = kwargs["config_schema"]
         if "input" in kwargs:
             warnings.warn(
-                "`input` is deprecated and will be removed. Please use `input_schema` instead.",
-                DeprecationWarning,
+                LangGraphDeprecatedSinceV05(
+                    "`input` is deprecated and will be removed. Please use `input_schema` instead."
+                ),
                 stacklevel=2,
             )
             if input_schema is None:
                 input_schema = kwargs["input"]
         if "output" in kwargs:
             warnings.warn(
-                "`output` is deprecated and will be removed. Please use `output_schema` instead.",
-                DeprecationWarning,
+                LangGraphDeprecatedSinceV05(
+                    "`output` is deprecated and will be removed. Please use `output_schema` instead."
+                ),
                 stacklevel=2,
             )
             if output_schema is None:
@@ -277,15 +281,17 @@ class StateGraph:
         """
         if "retry" in kwargs:
             warnings.warn(
-                "`retry` is deprecated and will be removed. Please use `retry_policy` instead.",
-                DeprecationWarning,
+                LangGraphDeprecatedSinceV05(
+                    "`retry` is deprecated and will be removed. Please use `retry_policy` instead."
+                ),
             )
             if retry_policy is None:
                 retry_policy = kwargs["retry"]
         if "input" in kwargs:
             warnings.warn(
-                "`input` is deprecated and will be removed. Please use `input_schema` instead.",
-                DeprecationWarning,
+                LangGraphDeprecatedSinceV05(
+                    "`input` is deprecated and will be removed. Please use `input_schema` instead."
+                ),
             )
             if input_schema is None:
                 input_schema = kwargs["input"]
@@ -373,9 +379,10 @@ class StateGraph:
                 "Adding an edge to a graph that has already been compiled. This will "
                 "not be reflected in the compiled graph."
             )
-        name = branch_name(path)
+        raw_name = branch_name(path)
+        name = raw_name or "condition"
         if name in self.branches[source]:
-            raise ValueError(f"Branch with name `{name}` already exists for node `{source}`")
+            raise ValueError(f"Branch with name `{raw_name}` already exists for node `{source}`")
         self.branches[source][name] = BranchSpec.from_path(path, path_map, True)
         schema = self.branches[source][name].input_schema
         if schema:
@@ -473,16 +480,16 @@ class StateGraph:
         checkpointer = ensure_valid_checkpointer(checkpointer)
         interrupt_before = interrupt_before or []
         interrupt_after = interrupt_after or []
+        # LangGraph's precedence: with interrupt_after="*" no name is checked here
         self.validate(
-            interrupt=(interrupt_before if interrupt_before != "*" else [])
-            + (interrupt_after if interrupt_after != "*" else [])
+            interrupt=(
+                (interrupt_before if interrupt_before != "*" else []) + interrupt_after
+                if interrupt_after != "*"
+                else []
+            )
         )
-        for key in list(self.channels) + list(self.managed):
-            if key in RESERVED:
-                raise ValueError(f"Channel name '{key}' is reserved")
-        for key in self.nodes:
-            if key in RESERVED:
-                raise ValueError(f"Node name '{key}' is reserved")
+        if TASKS in self.channels:
+            raise ValueError(f"Channel '{TASKS}' is reserved and cannot be used in the graph.")
         return CompiledStateGraph(
             self,
             checkpointer=checkpointer,
@@ -611,6 +618,20 @@ class CompiledStateGraph(Pregel):
         channels[TASKS] = Topic(Any)
         for key, node in nodes.items():
             _validate_timeout(key, node)
+        for key in channels:
+            if key in RESERVED:
+                raise ValueError(f"Channel name '{key}' is reserved")
+        for key in builder.managed:
+            if key in RESERVED:
+                raise ValueError(f"Managed name '{key}' is reserved")
+        for key in nodes:
+            if key in RESERVED:
+                raise ValueError(f"Node name '{key}' is reserved")
+        for names in (kwargs.get("interrupt_after"), kwargs.get("interrupt_before")):
+            if names and names != "*":
+                for n in names:
+                    if n not in nodes:
+                        raise ValueError(f"Node {n} not in nodes")
         for name, ch in channels.items():
             if not getattr(ch, "key", ""):
                 ch.key = name

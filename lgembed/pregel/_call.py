@@ -15,7 +15,7 @@ from lgembed._constants import CONF, CONFIG_KEY_RUNTIME
 
 _EMPTY = inspect.Parameter.empty
 _VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-_CONFIG_ANN = ("RunnableConfig", "Optional[RunnableConfig]", "RunnableConfig | None", dict, _EMPTY)
+_CONFIG_ANN = ("RunnableConfig", "Optional[RunnableConfig]", "RunnableConfig | None", _EMPTY)
 _WRITER_ANN = ("StreamWriter", _EMPTY)
 _STORE_REQ_ANN = ("BaseStore", _EMPTY)
 _STORE_OPT_ANN = ("Optional[BaseStore]", "BaseStore | None")
@@ -25,8 +25,6 @@ def _ann_name(ann: Any) -> Any:
     """A comparable form of an annotation: the empty marker, a string, or a type name."""
     if ann is _EMPTY or isinstance(ann, str):
         return ann
-    if ann is dict:
-        return dict
     name = getattr(ann, "__name__", None)
     if name and getattr(ann, "__module__", "").split(".")[0] in ("lgembed", "langgraph", "langchain_core"):
         return name

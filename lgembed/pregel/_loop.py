@@ -107,7 +107,7 @@ class Run:
         self.out: deque = deque()
         self.waker: Any = None
         # channels: fresh copies of the graph's channel prototypes
-        self.channels: dict = {k: ch.from_checkpoint(MISSING) for k, ch in graph.channels.items()}
+        self.channels: dict = {k: ch.from_checkpoint(MISSING) for k, ch in graph._specs.items()}
         self.versions: dict = {}
         self.seen: dict = {INPUT: {}}
         self.max_version: Any = None

@@ -30,7 +30,7 @@ _ALL_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", 
 
 def ensure_valid_checkpointer(checkpointer: Any) -> Any:
     """Checks the `checkpointer` argument of `compile()` (B-30)."""
-    if checkpointer is None or checkpointer is True or checkpointer is False:
+    if checkpointer in (None, True, False):  # LangGraph's test: 0 and 1 pass too
         return checkpointer
     from lgembed.checkpoint.base import BaseCheckpointSaver
 
@@ -91,8 +91,10 @@ class Pregel:
         retry_policy: Sequence[Any] = (),
     ) -> None:
         self.nodes = nodes
-        self.channels = channels
         self.managed = managed or {}
+        self._specs = channels
+        # channel prototypes copied into every run; `channels` also lists managed values
+        self.channels = {**channels, **self.managed}
         self.input_channels = input_channels
         self.output_channels = output_channels
         self.stream_channels = stream_channels if stream_channels is not None else output_channels
@@ -120,7 +122,7 @@ class Pregel:
                 trigger_to_nodes.setdefault(ch, []).append(name)
         self.trigger_to_nodes = trigger_to_nodes
         self.node_names = tuple(self.nodes)
-        self.finishing = [k for k, ch in self.channels.items() if getattr(ch, "_lg_finishes", True)]
+        self.finishing = [k for k, ch in self._specs.items() if getattr(ch, "_lg_finishes", True)]
 
     # --- identity ---------------------------------------------------------------------
 
