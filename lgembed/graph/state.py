@@ -653,4 +653,8 @@ class CompiledStateGraph(Pregel):
         """The graph's structure, for drawing (`.draw_mermaid()`)."""
         from lgembed.graph._draw import draw_graph
 
-        return draw_graph(self.builder)
+        return draw_graph(
+            self.builder,
+            interrupt_before=self.interrupt_before_nodes or (),
+            interrupt_after=self.interrupt_after_nodes or (),
+        )
