@@ -416,7 +416,14 @@ class Run:
         )
         if "values" in self.modes:
             self._maybe_emit_values(updated, tasks)
+        self.end_step()
+
+    def end_step(self) -> None:
+        """Advances to the next step (checkpointed runs save a checkpoint here)."""
         self.step += 1
+
+    def close(self) -> None:
+        """Called once when the run ends, however it ends."""
 
     def _maybe_emit_values(self, updated: set, tasks: list) -> None:
         keys = self.output_keys

@@ -55,6 +55,7 @@ class Task:
         "interrupts",
         "cached",
         "handled",
+        "resume_new",
     )
 
     def __init__(self, run: Any, name: str, node: Any, value: Any, path: tuple, triggers: Any, order: tuple) -> None:
@@ -77,6 +78,7 @@ class Task:
         self.interrupts: tuple = ()
         self.cached = False
         self.handled = False
+        self.resume_new = False
 
     # --- identity --------------------------------------------------------------------
 
@@ -208,6 +210,10 @@ class Task:
         self.interrupt_idx += 1
         resume = self.resume_values
         if resume is not None and idx < len(resume):
+            if self.resume_new and idx == len(resume) - 1:
+                # an answer from a resume map: persist the task's answers (I-1, I-7)
+                self.resume_new = False
+                self.run.save_resume(self)
             return resume[idx]
         run = self.run
         answer = run.take_resume_for(self, idx)

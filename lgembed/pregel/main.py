@@ -122,6 +122,8 @@ class Pregel:
                 trigger_to_nodes.setdefault(ch, []).append(name)
         self.trigger_to_nodes = trigger_to_nodes
         self.node_names = tuple(self.nodes)
+        untracked_cls = _untracked_class()
+        self.untracked = frozenset(k for k, ch in self._specs.items() if isinstance(ch, untracked_cls))
         self.finishing = [k for k, ch in self._specs.items() if getattr(ch, "_lg_finishes", True)]
 
     # --- identity ---------------------------------------------------------------------
@@ -200,15 +202,22 @@ class Pregel:
             if is_dataclass(schema) or is_pydantic_model_class(schema):
                 context = schema(**context)
         modes = frozenset(stream_mode)
-        run = Run(
-            self,
-            config,
+        kwargs = dict(
             modes=modes,
             output_keys=output_keys if output_keys is not None else default_output,
             interrupt_before=interrupt_before or self.interrupt_before_nodes,
             interrupt_after=interrupt_after or self.interrupt_after_nodes,
             context=context,
         )
+        saver = self._saver(config)
+        if saver is not None:
+            from lgembed.pregel._persist import CheckpointedRun
+
+            run = CheckpointedRun(self, config, saver=saver, durability=durability, **kwargs)
+            run.static_interrupt = False
+            run.start(input)
+            return run
+        run = Run(self, config, **kwargs)
         run.static_interrupt = False
         if isinstance(input, Command):
             if input.resume is not None and not self.checkpointer:
@@ -230,6 +239,15 @@ class Pregel:
             )
         run.start(input)
         return run
+
+    def _saver(self, config: dict) -> Any:
+        """The checkpointer of this run: the graph's own, or one inherited from a parent graph."""
+        cp = self.checkpointer
+        if cp is False:
+            return None
+        if cp is None or cp is True:
+            return config[CONF].get("__pregel_checkpointer")
+        return cp
 
     @staticmethod
     def _modes(stream_mode: Any, default: str) -> tuple[list, bool]:
@@ -287,6 +305,7 @@ class Pregel:
         finally:
             if holder:
                 holder[0].shutdown(wait=False)
+            run.close()
         while out:
             yield fmt(out.popleft())
 
@@ -365,6 +384,7 @@ class Pregel:
         finally:
             if holder:
                 holder[0].shutdown(wait=False)
+            run.close()
         return self._invoke_result(latest, run, version)
 
     def _invoke_result(self, latest: Any, run: Run, version: str) -> Any:
@@ -460,6 +480,8 @@ class Pregel:
             while out:
                 yield fmt(out.popleft())
             raise
+        finally:
+            run.close()
         while out:
             yield fmt(out.popleft())
 
@@ -531,10 +553,13 @@ class Pregel:
         )
         out = run.out
         latest = None
-        async for _ in self._adrive(run):
-            if out:
-                latest = out[-1][2]
-                out.clear()
+        try:
+            async for _ in self._adrive(run):
+                if out:
+                    latest = out[-1][2]
+                    out.clear()
+        finally:
+            run.close()
         return self._invoke_result(latest, run, version)
 
     async def abatch(self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list:
@@ -545,10 +570,56 @@ class Pregel:
         coros = [self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
         return list(await asyncio.gather(*coros, return_exceptions=return_exceptions))
 
+    # --- state ---------------------------------------------------------------------------
+
+    def get_state(self, config: dict, *, subgraphs: bool = False) -> Any:
+        """The thread's current state (or the addressed checkpoint's) as a StateSnapshot (P-20…P-22)."""
+        from lgembed.pregel._state import get_state
+
+        return get_state(self, config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: dict, *, filter: dict | None = None, before: dict | None = None, limit: int | None = None) -> Iterator[Any]:
+        """Snapshots of the thread's checkpoints, newest first (P-24)."""
+        from lgembed.pregel._state import get_state_history
+
+        return get_state_history(self, config, filter=filter, before=before, limit=limit)
+
+    def update_state(self, config: dict, values: Any, as_node: str | None = None, task_id: str | None = None) -> dict:
+        """Applies `values` as if `as_node` had returned them, in a new checkpoint (P-30…P-33)."""
+        from lgembed.pregel._state import bulk_update_state
+        from lgembed.types import StateUpdate
+
+        return bulk_update_state(self, config, [[StateUpdate(values, as_node, task_id)]])
+
+    def bulk_update_state(self, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
+        """Several update supersteps, one checkpoint each (P-34)."""
+        from lgembed.pregel._state import bulk_update_state
+
+        return bulk_update_state(self, config, supersteps)
+
+    async def aget_state(self, config: dict, *, subgraphs: bool = False) -> Any:
+        return self.get_state(config, subgraphs=subgraphs)
+
+    async def aget_state_history(self, config: dict, *, filter: dict | None = None, before: dict | None = None, limit: int | None = None) -> AsyncIterator[Any]:
+        for snap in self.get_state_history(config, filter=filter, before=before, limit=limit):
+            yield snap
+
+    async def aupdate_state(self, config: dict, values: Any, as_node: str | None = None, task_id: str | None = None) -> dict:
+        return self.update_state(config, values, as_node, task_id)
+
+    async def abulk_update_state(self, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
+        return self.bulk_update_state(config, supersteps)
+
     # --- drawing ----------------------------------------------------------------------------
 
     def get_graph(self, config: Any = None, *, xray: Any = False) -> Any:
         raise NotImplementedError("get_graph() is available on graphs compiled from a StateGraph")
+
+
+def _untracked_class() -> Any:
+    from lgembed._speedups import UntrackedValue
+
+    return UntrackedValue
 
 
 def _formatter(single: bool, mode: Any, subgraphs: bool, version: str, graph: Pregel) -> Any:

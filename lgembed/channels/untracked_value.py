@@ -1,0 +1,5 @@
+"""UntrackedValue (LangGraph's `langgraph.channels.untracked_value`; C-5)."""
+
+from lgembed._speedups import UntrackedValue
+
+__all__ = ("UntrackedValue",)

@@ -1,0 +1,214 @@
+"""Build script: the lgembed package plus the Cython twins of its hot modules.
+
+Metadata lives in pyproject.toml; this file only adds the extension modules.
+
+Every hot module `lgembed/_<name>_py.py` (the names are `_HOT` in
+`lgembed/_speedups.py`, read here from the file's text, so the two lists cannot
+drift) is compiled a second time as `lgembed._<name>_c` (DESIGN.md §3):
+
+1. the pure module is copied byte for byte to `cext/lgembed/_<name>_c.py`, next to
+   its augmenting declarations `cext/lgembed/_<name>_c.pxd` (only when the content
+   changed, so Cython's timestamp check stays incremental);
+2. Cython translates the copy to `cext/lgembed/_<name>_c.c` under the module name
+   `lgembed._<name>_c`, with `cext/` on the include path;
+3. the C file is compiled into the package (`lgembed/` for editable and `--inplace`
+   builds).
+
+Without Cython, the generated `.c` files shipped in the sdist are compiled instead
+(msgpack's approach). Both copies are generated files (see .gitignore).
+
+Environment variables (build time; `lgembed._speedups` reads the run-time ones):
+
+LGEMBED_EXTENSIONS    auto (default, also when empty) or required: build every twin;
+                      a failed compile fails the build (no silent pure fallback).
+                      off: build a pure-Python package on purpose (prints a banner).
+LGEMBED_DEBUG_BUILD   1: compile with -O0 -g3 for gdb.       0 or empty: optimized.
+LGEMBED_CYTHON_TRACE  1: Cython line tracing (coverage, profilers; slow).  0 or empty: off.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+_MODES = ("auto", "off", "required")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+CYTHON_DIRECTIVES = {
+    "language_level": 3,
+    "embedsignature": True,  # the twins keep the pure module's signatures in __doc__
+    "binding": True,  # methods are cyfunctions: introspectable, descriptors like def
+    "annotation_typing": False,  # annotations are documentation, as in the pure build
+}
+# Cython ignores `# cython:` headers in an augmenting .pxd, so directives live here
+
+
+def read_hot(speedups: Path = ROOT / "lgembed" / "_speedups.py") -> tuple[str, ...]:
+    """Returns `_HOT` from `lgembed/_speedups.py` without importing it.
+
+    Raises:
+        RuntimeError: the file has no literal `_HOT = (...)` assignment.
+    """
+    tree = ast.parse(speedups.read_text(encoding="utf-8"), str(speedups))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "_HOT" for target in node.targets
+        ):
+            return tuple(ast.literal_eval(node.value))
+    msg = f"Reading the hot modules: no literal `_HOT = (...)` in {speedups}"
+    raise RuntimeError(msg)
+
+
+HOT = read_hot()
+"""Hot modules built as lgembed._<name>_c; equals lgembed._speedups._HOT (tested)."""
+
+
+def _mode() -> str:
+    mode = os.environ.get("LGEMBED_EXTENSIONS", "auto").strip().lower() or "auto"
+    if mode not in _MODES:
+        msg = f"LGEMBED_EXTENSIONS must be one of {', '.join(_MODES)} (got {mode!r})"
+        raise ValueError(msg)
+    return mode
+
+
+def _flag(name: str) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    msg = f"{name} must be 1 or 0 (got {raw!r})"
+    raise ValueError(msg)
+
+
+def _banner(*lines: str) -> None:
+    width = max(len(line) for line in lines)
+    border = "*" * (width + 4)
+    print(border, *(f"* {line.ljust(width)} *" for line in lines), border, sep="\n", file=sys.stderr)
+
+
+def _refresh(src: Path, dst: Path) -> None:
+    """Copies `src` to `dst` when the content differs (keeps mtimes of unchanged copies)."""
+    data = src.read_bytes()
+    if not dst.exists() or dst.read_bytes() != data:
+        dst.write_bytes(data)
+
+
+def _was_traced(c_file: Path) -> bool:
+    """True if the generated C file was made with line tracing (from Cython's metadata header)."""
+    with c_file.open(encoding="utf-8", errors="replace") as f:
+        head = f.read(4096)
+    return "CYTHON_TRACE" in head.split("END: Cython Metadata", 1)[0]
+
+
+def _extensions(debug: bool, trace: bool) -> list:
+    """The twins' Extension objects, cythonized when Cython is importable.
+
+    Raises:
+        RuntimeError: neither Cython nor the generated C sources are available.
+    """
+    from setuptools import Extension
+
+    compile_args = ["-O0", "-g3"] if debug else []
+    macros = [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")] if trace else []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        cythonize = None
+
+    extensions = []
+    for name in HOT:
+        pxd = f"cext/lgembed/_{name}_c.pxd"
+        twin = f"cext/lgembed/_{name}_c.py" if cythonize is not None else f"cext/lgembed/_{name}_c.c"
+        if cythonize is not None:
+            _refresh(ROOT / "lgembed" / f"_{name}_py.py", ROOT / twin)
+        elif not (ROOT / twin).exists():
+            msg = (
+                f"Building lgembed._{name}_c: Cython is not installed and {twin} is missing "
+                f"(a git checkout ships no generated C). Install Cython>=3, or set "
+                f"LGEMBED_EXTENSIONS=off for a pure-Python build."
+            )
+            raise RuntimeError(msg)
+        extensions.append(
+            Extension(
+                f"lgembed._{name}_c",
+                [twin],
+                depends=[pxd],
+                define_macros=macros,
+                extra_compile_args=compile_args,
+            )
+        )
+    if cythonize is None:
+        return extensions
+    directives = dict(CYTHON_DIRECTIVES)
+    if trace:
+        directives.update(linetrace=True, profile=True)
+    generated = [ROOT / f"cext/lgembed/_{name}_c.c" for name in HOT]
+    force = any(c.exists() and _was_traced(c) != trace for c in generated)
+    return cythonize(
+        extensions,
+        include_path=["cext"],
+        compiler_directives=directives,
+        force=force,
+    )
+
+
+def _failed_banner() -> None:
+    _banner(
+        "Building lgembed's compiled modules FAILED (see the error above).",
+        "lgembed does not fall back to pure Python silently. To build a",
+        "pure-Python package on purpose, set LGEMBED_EXTENSIONS=off.",
+    )
+
+
+def _build_ext_class():
+    from setuptools.command.build_ext import build_ext
+
+    class BuildExt(build_ext):
+        """build_ext that says loudly that a compile failed and how to build without it."""
+
+        def run(self) -> None:
+            try:
+                super().run()
+            except Exception:
+                _failed_banner()
+                raise
+
+    return BuildExt
+
+
+def main() -> None:
+    from setuptools import setup
+
+    os.chdir(ROOT)
+    mode = _mode()
+    debug = _flag("LGEMBED_DEBUG_BUILD")
+    trace = _flag("LGEMBED_CYTHON_TRACE")
+    if mode == "off":
+        _banner(
+            "LGEMBED_EXTENSIONS=off: building a pure-Python lgembed.",
+            "The compiled twins of the hot paths are not built.",
+        )
+        ext_modules = []
+    elif mode == "auto" and sys.implementation.name != "cpython":
+        _banner(
+            f"{sys.implementation.name}: building a pure-Python lgembed.",
+            "Set LGEMBED_EXTENSIONS=required to build the compiled twins anyway.",
+        )
+        ext_modules = []
+    else:
+        try:
+            ext_modules = _extensions(debug, trace)
+        except Exception:  # Cython errors, or neither Cython nor generated C
+            _failed_banner()
+            raise
+    setup(ext_modules=ext_modules, cmdclass={"build_ext": _build_ext_class()})
+
+
+if __name__ == "__main__":
+    main()

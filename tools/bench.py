@@ -1,0 +1,731 @@
+#!/usr/bin/env python3
+"""Benchmark lgembed (compiled and pure builds) against LangGraph on the same workloads.
+
+    python tools/bench.py [--quick] [--only NAME]... [--json FILE]
+                          [--python PATH] [--langgraph-python PATH]
+
+Each (implementation, workload) measurement runs in a fresh subprocess, so imports
+and the extension selection are clean:
+
+    python tools/bench.py --worker IMPL WORKLOAD [--min-time S] [--batches N]
+
+prints one JSON object as its last stdout line. IMPL is one of
+``langgraph``, ``lgembed-py`` (``LGEMBED_EXTENSIONS=off``) and ``lgembed-c``
+(``LGEMBED_EXTENSIONS=required``); WORKLOAD ``probe`` only imports and reports
+versions. The workloads are written once against ``langgraph`` names; in lgembed
+workers a ``sys.meta_path`` finder maps ``langgraph[.x]`` to ``lgembed[.x]``.
+
+A workload is a registry entry: ``setup()`` builds and compiles the graph, runs it
+once and checks the result; ``run(ctx)`` is what is timed. The reported value is the
+median over batches of the mean time per run, divided by ``per`` (supersteps or tasks
+in one run). This is a measuring tool: nothing here asserts timings.
+
+Exit status: 0, or 1 when a worker crashed (its stderr tail is printed). An
+implementation that cannot be imported is shown as ``n/a (...)``, not as a crash.
+"""
+
+import argparse
+import gc
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import math
+import operator
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Annotated, Any, Callable, NamedTuple, Optional, TypedDict
+
+IMPLS = ("langgraph", "lgembed-py", "lgembed-c")
+LGEMBED_MODE = {"lgembed-py": "off", "lgembed-c": "required"}
+PROBE = "probe"
+
+
+class _NotAvailable(Exception):
+    """The implementation is importable but is not the build that was asked for."""
+
+
+class _ChildImportError(ImportError):
+    """A fresh child interpreter failed to import; the message keeps its exception type."""
+
+
+# --------------------------------------------------------------------------------------
+# langgraph -> lgembed import alias (installed only in lgembed workers)
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target_name: str) -> None:
+        self.target_name = target_name
+        self.real_spec = None
+
+    def create_module(self, spec):
+        module = importlib.import_module(self.target_name)
+        self.real_spec = getattr(module, "__spec__", None)
+        return module
+
+    def exec_module(self, module) -> None:
+        # importlib replaced __spec__ with the alias spec; restore the real one.
+        if self.real_spec is not None:
+            module.__spec__ = self.real_spec
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Maps ``langgraph`` / ``langgraph.*`` to the same module objects under ``lgembed``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "langgraph" and not fullname.startswith("langgraph."):
+            return None
+        target_name = "lgembed" + fullname[len("langgraph"):]
+        module = sys.modules.get(target_name)
+        if module is not None:
+            is_pkg = hasattr(module, "__path__")
+        else:
+            real = importlib.util.find_spec(target_name)
+            if real is None:
+                raise ModuleNotFoundError(
+                    f"No module named {target_name!r} (aliased from {fullname!r})",
+                    name=target_name,
+                )
+            is_pkg = real.submodule_search_locations is not None
+        return importlib.util.spec_from_loader(
+            fullname, _AliasLoader(target_name), is_package=is_pkg
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Workloads. Node functions are trivial dict merges: the framework is what is measured.
+# `langgraph` is imported inside setup functions, after the alias is installed.
+
+
+class Counter(TypedDict):
+    n: int
+
+
+class Fan(TypedDict):
+    items: list
+    results: Annotated[list, operator.add]
+    total: int
+
+
+BRANCH_KEYS = tuple(f"c{j}" for j in range(5))
+Branches = TypedDict(
+    "Branches",
+    {**{k: Annotated[list, operator.add] for k in BRANCH_KEYS}, "total": int},
+)
+SEND_ITEMS = list(range(100))
+
+
+def _inc(state):
+    return {"n": state["n"] + 1}
+
+
+def _work(arg):
+    return {"results": [arg["item"]]}
+
+
+def _count_results(state):
+    return {"total": len(state["results"])}
+
+
+def _count_branches(state):
+    return {"total": sum(len(state[k]) for k in BRANCH_KEYS)}
+
+
+def _expect(got, want, what: str) -> None:
+    if got != want:
+        raise RuntimeError(f"{what}: workload returned {got!r}, expected {want!r}")
+
+
+def _invoke(ctx):
+    app, inp, config = ctx
+    return app.invoke(inp, config)
+
+
+def _stream_updates(ctx):
+    app, inp, config = ctx
+    return list(app.stream(inp, config, stream_mode="updates"))
+
+
+def _chain10():
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(Counter)
+    prev = START
+    for i in range(10):
+        g.add_node(f"n{i}", _inc)
+        g.add_edge(prev, f"n{i}")
+        prev = f"n{i}"
+    g.add_edge(prev, END)
+    return g.compile()
+
+
+def setup_invoke_1node():
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(Counter)
+    g.add_node("a", _inc)
+    g.add_edge(START, "a")
+    g.add_edge("a", END)
+    ctx = (g.compile(), {"n": 0}, None)
+    _expect(_invoke(ctx), {"n": 1}, "invoke_1node")
+    return ctx
+
+
+def setup_chain10():
+    ctx = (_chain10(), {"n": 0}, None)
+    _expect(_invoke(ctx), {"n": 10}, "chain10")
+    return ctx
+
+
+def setup_loop1000():
+    from langgraph.graph import END, START, StateGraph
+
+    def route(state):
+        return "step" if state["n"] < 1000 else END
+
+    g = StateGraph(Counter)
+    g.add_node("step", _inc)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", route, ["step", END])
+    ctx = (g.compile(), {"n": 0}, {"recursion_limit": 10_000})
+    _expect(_invoke(ctx), {"n": 1000}, "loop1000")
+    return ctx
+
+
+def setup_send100():
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    def fan_out(state):
+        return [Send("work", {"item": i}) for i in state["items"]]
+
+    g = StateGraph(Fan)
+    g.add_node("work", _work)
+    g.add_node("join", _count_results)
+    g.add_conditional_edges(START, fan_out, ["work"])
+    g.add_edge("work", "join")
+    g.add_edge("join", END)
+    ctx = (g.compile(), {"items": SEND_ITEMS}, None)
+    out = _invoke(ctx)
+    _expect((out["total"], sorted(out["results"])), (100, SEND_ITEMS), "send100")
+    return ctx
+
+
+def setup_branches10x5():
+    from langgraph.graph import END, START, StateGraph
+
+    def branch(i):
+        def node(state):
+            return {k: [i] for k in BRANCH_KEYS}
+
+        return node
+
+    g = StateGraph(Branches)
+    names = [f"b{i}" for i in range(10)]
+    for i, name in enumerate(names):
+        g.add_node(name, branch(i))
+        g.add_edge(START, name)
+    g.add_node("join", _count_branches)
+    g.add_edge(names, "join")
+    g.add_edge("join", END)
+    ctx = (g.compile(), {"total": 0}, None)
+    _expect(_invoke(ctx)["total"], 50, "branches10x5")
+    return ctx
+
+
+def setup_stream_updates():
+    ctx = (_chain10(), {"n": 0}, None)
+    chunks = _stream_updates(ctx)
+    _expect((len(chunks), chunks[0]), (10, {"n0": {"n": 1}}), "stream_updates")
+    return ctx
+
+
+_RSS_SNIPPET = """
+def _vmrss_kb():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+"""
+
+# Runs in a fresh interpreter; imports the package directly (no alias machinery).
+_IMPORT_COMPILE_CHILD = _RSS_SNIPPET + """
+import time
+t0 = time.perf_counter()
+from typing import TypedDict
+from {pkg}.graph import END, START, StateGraph
+
+class S(TypedDict):
+    n: int
+
+def inc(state):
+    return {{"n": state["n"] + 1}}
+
+g = StateGraph(S)
+g.add_node("a", inc)
+g.add_edge(START, "a")
+g.add_edge("a", END)
+app = g.compile()
+elapsed = time.perf_counter() - t0
+print(elapsed, _vmrss_kb())
+"""
+
+_BARE_CHILD = _RSS_SNIPPET + "\nprint(0.0, _vmrss_kb())\n"
+
+
+def _child(code: str):
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        if "ImportError" in tail[0] or "ModuleNotFoundError" in tail[0]:
+            raise _ChildImportError(tail[0])
+        raise RuntimeError(f"import_compile child failed:\n{proc.stderr[-2000:]}")
+    elapsed, rss = proc.stdout.split()[-2:]
+    return float(elapsed), (None if rss == "None" else int(rss)), wall
+
+
+def measure_import_compile(impl: str, min_time: float, batches: int):
+    """Fresh interpreters: import + build + compile a 1-node graph; RSS over a bare one."""
+    pkg = "langgraph" if impl == "langgraph" else "lgembed"
+    code = _IMPORT_COMPILE_CHILD.format(pkg=pkg)
+    _child(code)  # warm-up: bytecode caches and page cache
+    runs = [_child(code) for _ in range(batches)]
+    bare = [_child(_BARE_CHILD)[1] for _ in range(3)]
+    times = [r[0] for r in runs]
+    rows = [
+        {
+            "name": "import_compile",
+            "unit": "ms",
+            "value": statistics.median(times) * 1e3,
+            "best": min(times) * 1e3,
+            "runs": len(times),
+            "process_wall_ms": statistics.median(r[2] for r in runs) * 1e3,
+        }
+    ]
+    rss = [r[1] for r in runs]
+    if None not in rss and None not in bare:
+        base = statistics.median(bare)
+        rows.append(
+            {
+                "name": "import_compile_rss",
+                "unit": "MB added",
+                "value": (statistics.median(rss) - base) / 1024,
+                "best": (min(rss) - base) / 1024,
+                "runs": len(rss),
+                "bare_rss_mb": base / 1024,
+            }
+        )
+    return rows
+
+
+class Workload(NamedTuple):
+    setup: Optional[Callable[[], Any]]  # build + compile + one checked run -> ctx
+    run: Optional[Callable[[Any], Any]]  # the timed call
+    unit: str  # unit of the normalised value
+    per: int  # supersteps / tasks in one run
+    run_unit: Optional[str] = None  # also report time per run in this unit
+    measure: Optional[Callable[[str, float, int], list]] = None  # custom measurement
+
+
+WORKLOADS = {
+    "invoke_1node": Workload(setup_invoke_1node, _invoke, "us/invoke", 1),
+    "chain10": Workload(setup_chain10, _invoke, "us/superstep", 10, run_unit="us/invoke"),
+    "loop1000": Workload(setup_loop1000, _invoke, "us/superstep", 1000),
+    "send100": Workload(setup_send100, _invoke, "us/task", 100),
+    "branches10x5": Workload(setup_branches10x5, _invoke, "us/invoke", 1),
+    "stream_updates": Workload(setup_stream_updates, _stream_updates, "us/superstep", 10),
+    "import_compile": Workload(None, None, "ms", 1, measure=measure_import_compile),
+}
+
+
+# --------------------------------------------------------------------------------------
+# Worker side
+
+
+def time_workload(name: str, wl: Workload, min_time: float, batches: int) -> list:
+    """Warm up, then time `batches`+ batches of n runs each, for at least `min_time` s."""
+    ctx = wl.setup()
+    run = wl.run
+    perf = time.perf_counter
+    # Warm-up: at least one run and a fifth of the time budget; estimates one run's time.
+    n_warm, t0 = 0, perf()
+    while True:
+        run(ctx)
+        n_warm += 1
+        spent = perf() - t0
+        if spent >= min_time / 5:
+            break
+    per_batch = max(1, math.ceil(min_time / batches / (spent / n_warm)))
+    means = []
+    t_start = perf()
+    while len(means) < batches or perf() - t_start < min_time:
+        gc.collect()
+        t0 = perf()
+        for _ in range(per_batch):
+            run(ctx)
+        means.append((perf() - t0) / per_batch)
+    median, best = statistics.median(means), min(means)
+    common = {"batches": len(means), "runs": len(means) * per_batch}
+    rows = [
+        {
+            "name": name,
+            "unit": wl.unit,
+            "value": median / wl.per * 1e6,
+            "best": best / wl.per * 1e6,
+            "per": wl.per,
+            **common,
+        }
+    ]
+    if wl.run_unit:
+        rows.append(
+            {
+                "name": f"{name}/invoke",
+                "unit": wl.run_unit,
+                "value": median * 1e6,
+                "best": best * 1e6,
+                **common,
+            }
+        )
+    return rows
+
+
+def _dist_version(dist: str) -> Optional[str]:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:  # noqa: BLE001 - not installed as a distribution
+        return None
+
+
+def probe(impl: str) -> dict:
+    # the names every workload needs (aliased to lgembed.graph in lgembed workers)
+    from langgraph.graph import END, START, StateGraph  # noqa: F401
+
+    info = {
+        "python": platform.python_version(),
+        "python_impl": platform.python_implementation(),
+        "executable": sys.executable,
+    }
+    graph_mod = sys.modules["langgraph.graph"]
+    info["path"] = list(sys.modules["langgraph"].__path__)[0]
+    if impl == "langgraph":
+        info["version"] = _dist_version("langgraph") or "unknown"
+        return info
+    import lgembed
+
+    if not graph_mod.__name__.startswith("lgembed"):
+        raise RuntimeError(f"import alias failed: langgraph.graph is {graph_mod!r}")
+    version = getattr(lgembed, "__version__", None) or _dist_version("lgembed")
+    info["version"] = version or "unknown"
+    try:
+        from lgembed import _speedups
+
+        build = _speedups.IMPLEMENTATION
+    except ImportError:
+        if LGEMBED_MODE[impl] == "required":
+            raise
+        build = None
+    info["build"] = build or "unknown"
+    want = "c" if impl == "lgembed-c" else "py"
+    if build != want and (build is not None or want == "c"):
+        raise _NotAvailable(
+            f"LGEMBED_EXTENSIONS={os.environ.get('LGEMBED_EXTENSIONS')} gave "
+            f"IMPLEMENTATION={build!r}, expected {want!r}"
+        )
+    return info
+
+
+def worker(impl: str, workload: str, min_time: float, batches: int) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    if impl != "langgraph":
+        sys.meta_path.insert(0, _AliasFinder())
+    try:
+        if workload == PROBE:
+            out = {"ok": True, "info": probe(impl)}
+        else:
+            wl = WORKLOADS[workload]
+            if wl.measure is not None:
+                rows = wl.measure(impl, min_time, batches)
+            else:
+                rows = time_workload(workload, wl, min_time, batches)
+            out = {"ok": True, "metrics": rows}
+    except (ImportError, _NotAvailable) as e:
+        own_type = isinstance(e, (_NotAvailable, _ChildImportError))
+        prefix = "" if own_type else f"{type(e).__name__}: "
+        out = {"ok": False, "na": (prefix + str(e)).strip().splitlines()[0]}
+    except BaseException:  # noqa: BLE001 - a crash: traceback to stderr, status 1
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    sys.stdout.write("\n" + json.dumps(out) + "\n")
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: stray executor threads must not hang us
+
+
+# --------------------------------------------------------------------------------------
+# Orchestrator side
+
+
+class Outcome(NamedTuple):
+    kind: str  # "ok" | "na" | "crash"
+    data: Any  # JSON payload | reason | stderr tail
+
+
+def spawn(python: str, impl: str, workload: str, args) -> Outcome:
+    env = dict(os.environ)
+    env.pop("LGEMBED_EXTENSIONS", None)
+    if impl in LGEMBED_MODE:
+        env["LGEMBED_EXTENSIONS"] = LGEMBED_MODE[impl]
+    cmd = [python, os.path.abspath(__file__), "--worker", impl, workload,
+           "--min-time", repr(args.min_time), "--batches", str(args.batches)]
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+    except FileNotFoundError as e:
+        return Outcome("na", f"cannot run {python}: {e.strerror}")
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr or b""
+        err = err.decode(errors="replace") if isinstance(err, bytes) else err
+        return Outcome("crash", f"timed out after {args.timeout:g} s\n{err[-3000:]}")
+    lines = proc.stdout.strip().splitlines()
+    payload = None
+    if proc.returncode == 0 and lines:
+        try:
+            payload = json.loads(lines[-1])
+        except ValueError:
+            pass
+    if payload is None:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-25:])
+        return Outcome("crash", f"exit status {proc.returncode}\n{tail}")
+    if not payload["ok"]:
+        return Outcome("na", payload["na"])
+    return Outcome("ok", payload)
+
+
+def machine_info() -> dict:
+    system = f"{platform.system()} {platform.machine()}"
+    info = {"cpu": None, "cores": os.cpu_count(), "system": system}
+    try:
+        with open("/proc/cpuinfo") as f:
+            fields = {}
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+        for key in ("model name", "Model", "Hardware", "cpu model", "Processor"):
+            if fields.get(key):
+                info["cpu"] = fields[key]
+                break
+    except OSError:
+        pass
+    info["cpu"] = info["cpu"] or platform.processor() or platform.machine()
+    return info
+
+
+def _fmt(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def render(args, machine, status, results, order) -> str:
+    out = []
+    m = machine
+    out.append(f"machine: {m['cpu']}, {m['cores']} cores, {m['system']}")
+    for impl in IMPLS:
+        kind, data = status[impl]
+        if kind == "ok":
+            info = data
+            build = f", build {info['build']}" if "build" in info else ""
+            out.append(
+                f"{impl:<10}: {info['version']}{build} on {info['python_impl']} "
+                f"{info['python']} ({info['executable']})"
+            )
+        else:
+            out.append(f"{impl:<10}: {data}")
+    out.append(
+        f"values: median of >= {args.batches} batches over >= {args.min_time:g} s per "
+        "workload (import_compile: median of fresh processes); lower is better"
+    )
+    out.append("ratios: LangGraph / lgembed (> 1 means lgembed is faster / smaller)")
+    out.append("")
+    header = ("workload", "unit", "langgraph", "lgembed-py", "lgembed-c", "LG/py", "LG/c")
+    rows = [header]
+    notes = []
+    for name, unit in order:
+        cells = {}
+        for impl in IMPLS:
+            r = results.get((impl, name))
+            if isinstance(r, dict):
+                cells[impl] = r["value"]
+            elif isinstance(r, str):
+                cells[impl] = None
+                note = f"{name} on {impl}: {r}"
+                if note not in notes:
+                    notes.append(note)
+            else:
+                cells[impl] = None
+
+        def ratio(impl):
+            lg, other = cells["langgraph"], cells[impl]
+            if lg is None or other is None or other <= 0:
+                return "-"
+            return f"{lg / other:.2f}x"
+
+        rows.append((
+            name, unit,
+            *(("n/a" if cells[i] is None else _fmt(cells[i])) for i in IMPLS),
+            ratio("lgembed-py"), ratio("lgembed-c"),
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for r in rows:
+        left = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
+        right = [c.rjust(w) for c, w in zip(r[2:], widths[2:])]
+        out.append("  ".join(left + right).rstrip())
+    if notes:
+        out.append("")
+        out.extend(notes)
+    return "\n".join(out)
+
+
+def orchestrate(args) -> int:
+    workloads = args.only or list(WORKLOADS)
+    lg_python = args.langgraph_python or args.python
+    pythons = {"langgraph": lg_python, "lgembed-py": args.python, "lgembed-c": args.python}
+    crashes = []
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    status = {}
+    for impl in IMPLS:
+        outcome = spawn(pythons[impl], impl, PROBE, args)
+        if outcome.kind == "ok":
+            status[impl] = ("ok", outcome.data["info"])
+            continue
+        if outcome.kind == "crash":
+            crashes.append((impl, PROBE, outcome.data))
+            status[impl] = ("na", "n/a (probe crashed, stderr tail at the end)")
+        elif impl == "langgraph" and args.langgraph_python is None:
+            reason = f"skipped: langgraph not importable in {lg_python} ({outcome.data})"
+            status[impl] = ("na", reason)
+        else:
+            status[impl] = ("na", f"n/a ({outcome.data})")
+        log(f"{impl}: {status[impl][1]}; column skipped")
+
+    available = [i for i in IMPLS if status[i][0] == "ok"]
+    results = {}  # (impl, metric name) -> row dict | n/a reason
+    order = []  # (metric name, unit) in table order
+    total = len(workloads) * len(available)
+    step = 0
+    for name in workloads:
+        wl = WORKLOADS[name]
+        expected = [(name, wl.unit)] + ([(f"{name}/invoke", wl.run_unit)] if wl.run_unit else [])
+        seen = list(expected)
+        for impl in available:
+            step += 1
+            log(f"[{step}/{total}] {name} on {impl} ...")
+            outcome = spawn(pythons[impl], impl, name, args)
+            if outcome.kind == "ok":
+                for row in outcome.data["metrics"]:
+                    results[(impl, row["name"])] = row
+                    if (row["name"], row["unit"]) not in seen:
+                        seen.append((row["name"], row["unit"]))
+            else:
+                if outcome.kind == "crash":
+                    crashes.append((impl, name, outcome.data))
+                    reason = "crashed (stderr tail at the end)"
+                else:
+                    reason = f"n/a ({outcome.data})"
+                for metric, _ in expected:
+                    results[(impl, metric)] = reason
+        order.extend(seen)
+
+    machine = machine_info()
+    print(render(args, machine, status, results, order))
+    for impl, name, tail in crashes:
+        print(f"\nworker crashed: {impl} {name}: {tail}", file=sys.stderr)
+
+    if args.json:
+        raw = {
+            "machine": machine,
+            "settings": {
+                "min_time": args.min_time,
+                "batches": args.batches,
+                "statistic": "median of batch means",
+            },
+            "implementations": {
+                i: (status[i][1] if status[i][0] == "ok" else {"unavailable": status[i][1]})
+                for i in IMPLS
+            },
+            "results": [
+                {
+                    "implementation": impl,
+                    "metric": metric,
+                    **({k: v for k, v in r.items() if k != "name"} if isinstance(r, dict)
+                       else {"error": r}),
+                }
+                for (impl, metric), r in results.items()
+            ],
+            "crashes": [
+                {"implementation": i, "workload": w, "stderr_tail": t} for i, w, t in crashes
+            ],
+        }
+        with open(args.json, "w") as f:
+            json.dump(raw, f, indent=2, sort_keys=True)
+            f.write("\n")
+    return 1 if crashes else 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        description="Benchmark lgembed (compiled, pure) against LangGraph.",
+        epilog="Workloads: " + ", ".join(WORKLOADS),
+    )
+    p.add_argument("--python", default=sys.executable,
+                   help="interpreter with lgembed installed (default: this one)")
+    p.add_argument("--langgraph-python", default=None,
+                   help="interpreter with langgraph installed (default: --python, "
+                        "column skipped if langgraph is not importable there)")
+    p.add_argument("--only", action="append", choices=list(WORKLOADS), metavar="NAME",
+                   help="run only this workload (repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="short runs (0.05 s, 3 batches) for a smoke test")
+    p.add_argument("--min-time", type=float, default=None,
+                   help="minimum timed seconds per measurement (default 0.3, --quick 0.05)")
+    p.add_argument("--batches", type=int, default=None,
+                   help="minimum number of batches (default 5, --quick 3)")
+    p.add_argument("--timeout", type=float, default=900.0,
+                   help="seconds before a worker counts as crashed (default 900)")
+    p.add_argument("--json", metavar="FILE", help="also write raw numbers to FILE")
+    p.add_argument("--worker", nargs=2, metavar=("IMPL", "WORKLOAD"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.min_time is None:
+        args.min_time = 0.05 if args.quick else 0.3
+    if args.batches is None:
+        args.batches = 3 if args.quick else 5
+    if args.worker:
+        impl, workload = args.worker
+        if impl not in IMPLS or (workload != PROBE and workload not in WORKLOADS):
+            p.error(f"--worker: unknown implementation or workload {impl!r} {workload!r}")
+        worker(impl, workload, args.min_time, args.batches)
+    return orchestrate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
