@@ -14,6 +14,7 @@ from typing import Any
 
 from lgembed._constants import (
     CONF,
+    CONFIG_KEY_CHECKPOINT_MAP,
     END,
     ERROR,
     ERROR_SOURCE_NODE,
@@ -37,6 +38,7 @@ from lgembed.errors import (
     GraphRecursionError,
     InvalidUpdateError,
 )
+from lgembed.config import _TASK
 from lgembed.pregel._task import Task
 from lgembed.runtime import Runtime
 
@@ -94,6 +96,10 @@ class Run:
         context: Any = None,
         parent_ns: str = "",
         ns: tuple = (),
+        parent_sink: Any = None,
+        parent_modes: frozenset = frozenset(),
+        parent_task: Any = None,
+        parent_writer: Any = None,
     ) -> None:
         self.graph = graph
         self.config = config
@@ -104,6 +110,15 @@ class Run:
         self.interrupt_after = interrupt_after
         self.parent_ns = parent_ns
         self.ns = ns
+        self.nested = parent_task is not None
+        self.parent_task = parent_task
+        self.parent_sink = parent_sink
+        self.parent_modes = parent_modes if parent_sink is not None else frozenset()
+        self.own_modes = modes
+        modes = modes | self.parent_modes
+        self.modes = modes
+        self.child_sink: Any = None
+        self.resuming = False
         self.out: deque = deque()
         self.waker: Any = None
         # channels: fresh copies of the graph's channel prototypes
@@ -126,22 +141,45 @@ class Run:
         configurable = config.get(CONF) or {}
         self.thread_id = configurable.get("thread_id")
         self.run_id = str(config["run_id"]) if config.get("run_id") else None
-        writer = self._custom_writer if "custom" in modes else _no_op
+        if "custom" in modes:
+            writer = self._custom_writer
+        elif parent_writer is not None:
+            writer = parent_writer
+        else:
+            writer = _no_op
         self.stream_writer = writer
         self.runtime = Runtime(context=context, store=graph.store, stream_writer=writer)
         self.output: Any = None
         self.values_emitted = False
+        self.ns_value = (config.get(CONF) or {}).get("checkpoint_ns", "") if self.nested else ""
+        self.parents = dict((config.get(CONF) or {}).get("checkpoint_map") or {}) if self.nested else {}
 
     # --- streaming ---------------------------------------------------------------------
 
     def _custom_writer(self, chunk: Any) -> None:
-        self.out.append((self.ns, "custom", chunk))
-        waker = self.waker
-        if waker is not None:
-            waker.put(None)
+        task = _TASK.get()
+        ns = task.run.ns if task is not None else self.ns
+        self.emit_from(ns, "custom", chunk)
 
     def emit(self, mode: str, payload: Any) -> None:
-        self.out.append((self.ns, mode, payload))
+        if mode in self.own_modes:
+            self.out.append((self.ns, mode, payload))
+        if mode in self.parent_modes:
+            self.parent_sink((self.ns, mode, payload))
+
+    def emit_from(self, ns: tuple, mode: str, payload: Any) -> None:
+        """A chunk produced by this run or a nested graph; thread-safe (deque append)."""
+        if mode in self.own_modes:
+            self.out.append((ns, mode, payload))
+            waker = self.waker
+            if waker is not None:
+                waker.put(None)
+        if mode in self.parent_modes:
+            self.parent_sink((ns, mode, payload))
+
+    def sink(self, item: tuple) -> None:
+        """Receives chunks of nested graphs (stream(subgraphs=True))."""
+        self.emit_from(item[0], item[1], item[2])
 
     def read_output(self, keys: Any) -> Any:
         channels = self.channels
@@ -164,7 +202,14 @@ class Run:
         return v
 
     def extend_task_configurable(self, task: Task, configurable: dict) -> None:
-        """Hook for engine keys in a task's config (persistence adds checkpoint keys)."""
+        """Engine keys a task's config carries to nested graphs (G-1, G-4, S-2)."""
+        configurable[CONFIG_KEY_CHECKPOINT_MAP] = {**self.parents, self.ns_value: self.checkpoint_id}
+        configurable["__lgembed_task"] = task
+        configurable["__pregel_resuming"] = self.resuming
+        if self.child_sink is not None:
+            configurable["__pregel_stream"] = (self.child_sink, self.modes)
+        elif "__pregel_stream" in configurable:
+            del configurable["__pregel_stream"]
 
     def take_resume_for(self, task: Task, idx: int) -> Any:
         """A resume value for the `idx`-th interrupt() of `task`, or MISSING (I-1).

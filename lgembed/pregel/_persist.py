@@ -176,6 +176,9 @@ class CheckpointedRun(Run):
                 "thread_id, checkpoint_ns, checkpoint_id"
             )
         self.ns_value = configurable.get(CONFIG_KEY_CHECKPOINT_NS, "")
+        if graph.checkpointer is True:
+            # G-2: one history per thread under the namespace without task ids
+            self.ns_value = "|".join(part.split(":")[0] for part in self.ns_value.split("|"))
         self.addressed = bool(configurable.get(CONFIG_KEY_CHECKPOINT_ID))
         self.thread_id = configurable.get("thread_id")
         if self.thread_id is not None and not isinstance(self.thread_id, str):
@@ -249,7 +252,11 @@ class CheckpointedRun(Run):
         """Loads the thread and applies input, a Command, or resumes (L-2…L-9, P-40)."""
         self._load()
         is_command = isinstance(input, Command)
-        is_resuming = bool(self.versions) and (input is None or is_command)
+        default_resuming = input is None or is_command
+        if self.nested:
+            default_resuming = self.config[CONF].get("__pregel_resuming", default_resuming)
+            self.resume_map = self.config[CONF].get("__pregel_resume_map")
+        is_resuming = bool(self.versions) and bool(default_resuming)
         resume_given = is_command and input.resume is not None
         time_travel = self.addressed and not resume_given
         self.resuming = is_resuming
@@ -269,6 +276,7 @@ class CheckpointedRun(Run):
                 if isinstance(resume, dict) and all(is_interrupt_id(k) for k in resume):
                     resume_is_map = True
                     self.resume_map = resume
+                    self.config[CONF]["__pregel_resume_map"] = resume
                 elif len(self.pending_interrupt_ids()) > 1:
                     raise RuntimeError(_MULTIPLE_PENDING)
             writes = [w for w in self.graph._command_writes(input) if not (w[0] == RESUME and resume_is_map)]
@@ -595,7 +603,16 @@ class CheckpointedRun(Run):
                     w for w in self.pending_writes if not (w[0] == NULL_TASK_ID and w[1] == RESUME)
                 ]
                 return value
+        parent = self.parent_task
+        if parent is not None:
+            return parent.run.take_resume_for(parent, idx)
         return MISSING
+
+    def extend_task_configurable(self, task: Task, configurable: dict) -> None:
+        super().extend_task_configurable(task, configurable)
+        configurable["__pregel_checkpointer"] = self.saver
+        if self.resume_map:
+            configurable["__pregel_resume_map"] = self.resume_map
 
     def save_resume(self, task: Task) -> None:
         self.put_writes(task.id, [(RESUME, list(task.resume_values or ()))], _path_str(task.path))

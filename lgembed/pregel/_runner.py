@@ -55,8 +55,23 @@ def _retarget_parent_command(task: Any, exc: ParentCommand) -> None:
 
     cmd = exc.args[0]
     if cmd.graph == Command.PARENT:
-        parent_ns = task.run.parent_ns
-        exc.args = (replace(cmd, graph=parent_ns.rsplit("|", 1)[0] if "|" in parent_ns else ""),)
+        # the graph that ran this task: its namespace is the task's own minus the last part
+        exc.args = (replace(cmd, graph=task.run.parent_ns),)
+
+
+def _command_for_task(task: Any, exc: ParentCommand) -> bool:
+    """A Command a nested graph sent up to this task's graph is applied as this task's return (N-8)."""
+    cmd = exc.args[0]
+    ns = task.checkpoint_ns
+    recast = "|".join(part.split(":")[0] for part in ns.split("|"))
+    if cmd.graph in (ns, recast, task.name):
+        from dataclasses import replace
+
+        returned = replace(cmd, graph=None)
+        writes = task.node.writes_for(returned)
+        task.writes = writes
+        return True
+    return False
 
 
 def _node_body(task: Any) -> None:
@@ -102,6 +117,8 @@ def execute(task: Any) -> None:
                 _node_body(task)
                 return
             except ParentCommand as exc:
+                if _command_for_task(task, exc):
+                    return
                 _retarget_parent_command(task, exc)
                 task.error = exc
                 return
@@ -146,6 +163,8 @@ async def aexecute(task: Any) -> None:
                     await _anode_body(task)
                 return
             except ParentCommand as exc:
+                if _command_for_task(task, exc):
+                    return
                 _retarget_parent_command(task, exc)
                 task.error = exc
                 return

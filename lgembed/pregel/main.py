@@ -187,6 +187,7 @@ class Pregel:
         interrupt_after: Any,
         durability: Any,
         default_output: Any,
+        subgraphs: bool = False,
     ) -> Run:
         config = _merge_configs(self.config, config)
         if config["recursion_limit"] < 1:
@@ -209,16 +210,37 @@ class Pregel:
             interrupt_after=interrupt_after or self.interrupt_after_nodes,
             context=context,
         )
+        configurable = config[CONF]
+        parent_task = configurable.get("__lgembed_task")
+        if parent_task is not None:
+            # G-1: running as (or inside) a task of a parent graph
+            ns = configurable.get("checkpoint_ns", "")
+            stream = configurable.get("__pregel_stream")
+            parent_runtime = configurable.get("__pregel_runtime")
+            kwargs.update(
+                parent_ns=ns,
+                ns=tuple(ns.split("|")) if ns else (),
+                parent_task=parent_task,
+                parent_sink=stream[0] if stream else None,
+                parent_modes=stream[1] if stream else frozenset(),
+                parent_writer=parent_runtime.stream_writer if parent_runtime is not None else None,
+            )
+            if context is None and parent_runtime is not None:
+                kwargs["context"] = parent_runtime.context
         saver = self._saver(config)
         if saver is not None:
             from lgembed.pregel._persist import CheckpointedRun
 
             run = CheckpointedRun(self, config, saver=saver, durability=durability, **kwargs)
             run.static_interrupt = False
+            if subgraphs:
+                run.child_sink = run.sink
             run.start(input)
             return run
         run = Run(self, config, **kwargs)
         run.static_interrupt = False
+        if subgraphs:
+            run.child_sink = run.sink
         if isinstance(input, Command):
             if input.resume is not None and not self.checkpointer:
                 raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
@@ -289,6 +311,7 @@ class Pregel:
             interrupt_after=interrupt_after,
             durability=durability,
             default_output=self.stream_channels,
+            subgraphs=subgraphs,
         )
         out = run.out
         holder: list = []
@@ -316,12 +339,16 @@ class Pregel:
             tasks = run.tick()
             if tasks is None:
                 yield None
+                if run.static_interrupt and run.nested:
+                    raise GraphInterrupt(())
                 break
             yield None
             yield from run_tasks(run, tasks, holder)
             if run.error is not None:
                 raise run.error
             if run.interrupts:
+                if run.nested:
+                    raise GraphInterrupt(tuple(run.interrupts))
                 run.apply_interrupted_step()
                 yield None
                 break
@@ -330,6 +357,8 @@ class Pregel:
             if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
                 run.emit_static_interrupt()
                 yield None
+                if run.nested:
+                    raise GraphInterrupt(())
                 break
 
     def invoke(
@@ -468,6 +497,7 @@ class Pregel:
             interrupt_after=interrupt_after,
             durability=durability,
             default_output=self.stream_channels,
+            subgraphs=subgraphs,
         )
         out = run.out
         try:
@@ -492,6 +522,8 @@ class Pregel:
             tasks = run.tick()
             if tasks is None:
                 yield None
+                if run.static_interrupt and run.nested:
+                    raise GraphInterrupt(())
                 break
             yield None
             async for _ in arun_tasks(run, tasks):
@@ -499,6 +531,8 @@ class Pregel:
             if run.error is not None:
                 raise run.error
             if run.interrupts:
+                if run.nested:
+                    raise GraphInterrupt(tuple(run.interrupts))
                 run.apply_interrupted_step()
                 yield None
                 break
@@ -507,6 +541,8 @@ class Pregel:
             if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
                 run.emit_static_interrupt()
                 yield None
+                if run.nested:
+                    raise GraphInterrupt(())
                 break
 
     async def ainvoke(
