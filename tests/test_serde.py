@@ -2,6 +2,9 @@
 
 Statements: reference §14 (Z-1 .. Z-4) and O-15. The byte strings pinned below were
 produced by LangGraph 1.2.22's `JsonPlusSerializer` (langgraph-checkpoint 4.3.2).
+
+Why this file is longer than 600 lines: one round-trip case per supported type plus
+one refusal case per load-time check; they are kept next to each other on purpose.
 """
 
 from __future__ import annotations
@@ -271,7 +274,7 @@ STDLIB_VALUES = [
     uuid.UUID(int=5),
     uuid.uuid4(),
     decimal.Decimal("1.10"),
-    decimal.Decimal("NaN") if False else decimal.Decimal("-Infinity"),
+    decimal.Decimal("-Infinity"),
     pathlib.Path("/a/b"),
     pathlib.PurePosixPath("a/b"),
     pathlib.PurePath("rel"),
@@ -759,7 +762,8 @@ def test_malformed_data_on_load(serde, data, message):
 
 def test_no_pickle_or_eval_in_the_module():
     """DESIGN §4: the serializer never unpickles, evals or imports by name."""
-    source = open(os.path.join(ROOT, "lgembed", "checkpoint", "serde.py"), encoding="utf-8").read()
+    with open(os.path.join(ROOT, "lgembed", "checkpoint", "serde.py"), encoding="utf-8") as f:
+        source = f.read()
     code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))
     for needle in ("import pickle", "pickle.loads", "eval(", "exec(", "importlib", "__import__("):
         assert needle not in code.split('"""', 2)[2], needle

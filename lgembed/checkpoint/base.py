@@ -20,7 +20,19 @@ Importing this module loads neither msgpack nor lmdb nor asyncio.
 from __future__ import annotations
 
 import copy as _copy
-from typing import Any, AsyncIterator, Dict, Generic, Iterator, Literal, Mapping, NamedTuple, Sequence, TypedDict, TypeVar
+from typing import (
+    Any,
+    AsyncIterator,
+    Dict,
+    Generic,
+    Iterator,
+    Literal,
+    Mapping,
+    NamedTuple,
+    Sequence,
+    TypedDict,
+    TypeVar,
+)
 
 from lgembed._typing import MISSING
 from lgembed.checkpoint.serde import (
@@ -183,7 +195,9 @@ def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata
     return out  # type: ignore[return-value]
 
 
-def get_serializable_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> CheckpointMetadata:
+def get_serializable_checkpoint_metadata(
+    config: RunnableConfig, metadata: CheckpointMetadata
+) -> CheckpointMetadata:
     """`get_checkpoint_metadata` without the legacy `writes` key."""
     out = get_checkpoint_metadata(config, metadata)
     out.pop("writes", None)  # type: ignore[misc]
@@ -421,8 +435,10 @@ class BaseCheckpointSaver(Generic[V]):
             return 1  # type: ignore[return-value]
         return current + 1  # type: ignore[return-value,operator]
 
-    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
-        """For each channel, its writes along the parent chain of `config`'s checkpoint and the nearest stored value.
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per channel: its writes along the parent chain of `config`'s checkpoint, and the nearest stored value.
 
         Walks `parent_config` links (so only the ancestors of this branch count),
         collecting each channel's pending writes until an ancestor stores a value for

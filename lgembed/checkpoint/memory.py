@@ -44,6 +44,10 @@ __all__ = ("InMemorySaver", "MemorySaver")
 _PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
+def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
+
+
 class InMemorySaver(BaseCheckpointSaver[str]):
     """A checkpoint saver that keeps everything in dicts (lost when the process ends).
 
@@ -64,7 +68,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.storage: dict[str, dict[str, dict[str, tuple[tuple[str, bytes], tuple[str, bytes], str | None]]]] = {}
-        self.writes: dict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, tuple[str, bytes], str]]] = {}
+        self.writes: dict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, tuple[str, bytes], str]]]
+        self.writes = {}
         self.blobs: dict[tuple[str, str, str, Any], tuple[str, bytes]] = {}
         self._lock = threading.RLock()
 
@@ -114,11 +119,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 "channel_values": self._load_blobs(thread_id, checkpoint_ns, checkpoint["channel_versions"]),
             },
             metadata=self.serde.loads_typed(metadata_b) if metadata is None else metadata,
-            parent_config=(
-                {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": parent_id}}
-                if parent_id
-                else None
-            ),
+            parent_config=_config(thread_id, checkpoint_ns, parent_id) if parent_id else None,
             pending_writes=self._load_writes(thread_id, checkpoint_ns, checkpoint_id),
         )
 
@@ -146,9 +147,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             if not checkpoints:
                 return None
             checkpoint_id = max(checkpoints)
-            own_config = {
-                "configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
-            }
+            own_config = _config(thread_id, checkpoint_ns, checkpoint_id)
             return self._make_tuple(own_config, thread_id, checkpoint_ns, checkpoint_id, checkpoints[checkpoint_id])
 
     def list(
@@ -195,7 +194,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 metadata = self.serde.loads_typed(saved[1])
                 if filter and not all(metadata.get(k) == v for k, v in filter.items()):
                     continue
-                own_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+                own_config = _config(thread_id, ns, checkpoint_id)
                 item = self._make_tuple(own_config, thread_id, ns, checkpoint_id, saved, metadata)
             if remaining is not None:
                 remaining -= 1
@@ -241,7 +240,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             self.blobs.update(blobs)
             self.storage.setdefault(thread_id, {}).setdefault(checkpoint_ns, {})[checkpoint["id"]] = saved
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint["id"]}}
+        return _config(thread_id, checkpoint_ns, checkpoint["id"])
 
     def put_writes(
         self,
@@ -264,7 +263,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
         checkpoint_id = config["configurable"]["checkpoint_id"]
         outer_key = (thread_id, checkpoint_ns, checkpoint_id)
-        keyed = [((task_id, WRITES_IDX_MAP.get(channel, idx)), channel, value) for idx, (channel, value) in enumerate(writes)]
+        keyed = [
+            ((task_id, WRITES_IDX_MAP.get(channel, idx)), channel, value) for idx, (channel, value) in enumerate(writes)
+        ]
         with self._lock:
             stored = self.writes.get(outer_key, {})
             new = {
@@ -332,16 +333,13 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     latest = max(checkpoints)
                     for checkpoint_id in [c for c in checkpoints if c != latest]:
                         del checkpoints[checkpoint_id]
-                        self.writes.pop((thread_id, ns, checkpoint_id), None)
                     versions = self.serde.loads_typed(checkpoints[latest][0])["channel_versions"]
                     keep_blobs.update((thread_id, ns, ch, v) for ch, v in versions.items())
                 for key in [k for k in self.blobs if k[0] == thread_id and k not in keep_blobs]:
                     del self.blobs[key]
-                for key in [k for k in self.writes if k[0] == thread_id and k[2] not in self._ids(thread_id, k[1])]:
-                    del self.writes[key]
-
-    def _ids(self, thread_id: str, checkpoint_ns: str) -> dict[str, Any]:
-        return self.storage.get(thread_id, {}).get(checkpoint_ns, {})
+                kept = self.storage.get(thread_id, {})
+                for key in [k for k in self.writes if k[0] == thread_id and k[2] not in kept.get(k[1], {})]:
+                    del self.writes[key]  # writes of removed checkpoints
 
     def get_next_version(self, current: str | int | None, channel: None) -> str:
         """The version after `current`: `f"{n + 1:032}.{random.random():016}"` (L-49).

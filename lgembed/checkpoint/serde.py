@@ -74,11 +74,18 @@ code  meaning                  `module:name` -> data
                                (stored for LangGraph, ignored on load)
 ====  =======================  ==========================================================
 
+msgpack's own ext type -1 (Timestamp) is never written; msgpack decodes it itself,
+into a plain `msgpack.Timestamp` value, before any hook could refuse it.
+
 Aliases accepted on load: `pathlib._local:*` (Python 3.13 module name),
 `langgraph.types:*` and `langgraph.store.base:*` for the lgembed classes of the same
 name, so checkpoints written by LangGraph load. A langchain-core message loads as the
 langchain-core class when `langchain_core.messages` is already imported, otherwise as
 the lgembed class of the same name (chunk classes and ChatMessage need langchain-core).
+
+Why this file is longer than 600 lines: the type table is the security boundary of
+checkpoint loading; its encoders, decoders and the refusal paths are kept in one
+module so that the whole closed set can be reviewed at once.
 
 What loading may import: the fixed stdlib module of a table entry (`uuid`, `decimal`,
 `datetime`, `pathlib`, `re`, `collections`, `ipaddress`, `zoneinfo`) and lgembed's own
@@ -213,7 +220,7 @@ def _registrable_kind(t: type) -> str | None:
     enum = sys.modules.get("enum")
     if enum is not None and issubclass(t, enum.Enum):
         return "enum"
-    if "__dataclass_fields__" in getattr(t, "__dict__", {}) or hasattr(t, "__dataclass_fields__"):
+    if hasattr(t, "__dataclass_fields__"):
         return "dataclass"
     if issubclass(t, tuple) and hasattr(t, "_fields") and hasattr(t, "_asdict"):
         return "namedtuple"
@@ -256,7 +263,9 @@ def _stdlib_encoder(t: type) -> Callable[[Any], tuple] | None:
                  "microsecond": o.microsecond, "tzinfo": o.tzinfo, "fold": o.fold},
             )  # fmt: skip
         if issubclass(t, dt.timedelta):
-            return lambda o: (EXT_CONSTRUCTOR_POS_ARGS, "datetime", "timedelta", [o.days, o.seconds, o.microseconds])
+            return lambda o: (
+                EXT_CONSTRUCTOR_POS_ARGS, "datetime", "timedelta", [o.days, o.seconds, o.microseconds]
+            )  # fmt: skip
         if issubclass(t, dt.timezone):
             return lambda o: (EXT_CONSTRUCTOR_POS_ARGS, "datetime", "timezone", list(o.__getinitargs__()))
     if issubclass(t, (set, frozenset)):
@@ -454,7 +463,10 @@ def _builtin_decoders() -> dict[str, tuple[int, Callable[[Any], Any]]]:
         "datetime:date": (pos, lambda d: _stdlib("datetime", "date")(*_as_list(d))),
         "datetime:timezone": (pos, lambda d: _stdlib("datetime", "timezone")(*_as_list(d))),
         "datetime:time": (kw, lambda d: _stdlib("datetime", "time")(**_as_dict(d))),
-        "datetime:datetime": (EXT_METHOD_SINGLE_ARG, lambda d: _stdlib("datetime", "datetime").fromisoformat(_as_str(d))),
+        "datetime:datetime": (
+            EXT_METHOD_SINGLE_ARG,
+            lambda d: _stdlib("datetime", "datetime").fromisoformat(_as_str(d)),
+        ),
     }
     for name in _IP_CLASSES:
         table[f"ipaddress:{name}"] = (one, lambda d, n=name: _stdlib("ipaddress", n)(_as_str(d)))
@@ -471,7 +483,10 @@ def _builtin_decoders() -> dict[str, tuple[int, Callable[[Any], Any]]]:
         table[f"{prefix}:Item"] = (EXT_PYDANTIC_V1, lambda d: _stdlib("lgembed.store.base", "Item")(**_as_dict(d)))
         table[f"{prefix}:GetOp"] = (kw, lambda d: _stdlib("lgembed.store.base", "GetOp")(**_as_dict(d)))
     for name in _LG_MESSAGES:
-        table[f"lgembed.messages:{name}"] = (EXT_PYDANTIC_V2, lambda d, n=name: _stdlib("lgembed.messages", n)(**_as_dict(d)))
+        table[f"lgembed.messages:{name}"] = (
+            EXT_PYDANTIC_V2,
+            lambda d, n=name: _stdlib("lgembed.messages", n)(**_as_dict(d)),
+        )
     for module, names in _LC_MESSAGES.items():
         for name in names:
             table[f"{module}:{name}"] = (EXT_PYDANTIC_V2, lambda d, n=name: _load_lc_message(n, d))
@@ -546,6 +561,12 @@ class MsgpackSerializer:
         if not isinstance(entry, type):
             msg = f"allowed_types entries must be classes (got {entry!r})"
             raise TypeError(msg)
+        key = f"{entry.__module__}:{entry.__qualname__}"
+        if key in _builtin_table():
+            if _lgembed_encoder(entry) is not None:
+                return  # one of lgembed's own types, allowed already
+            msg = f"Cannot register '{_type_name(entry)}': {key!r} is a built-in entry"
+            raise ValueError(msg)
         kind = _registrable_kind(entry)
         if kind is None:
             msg = (
@@ -553,12 +574,6 @@ class MsgpackSerializer:
                 "dataclass, NamedTuple and pydantic model classes can be registered."
             )
             raise TypeError(msg)
-        key = f"{entry.__module__}:{entry.__qualname__}"
-        if key in _builtin_table():
-            if _lgembed_encoder(entry) is not None:
-                return  # one of lgembed's own types, allowed already
-            msg = f"Cannot register '{_type_name(entry)}': {key!r} is a built-in entry"
-            raise ValueError(msg)
         self._allowed += (entry,)
         self._encoders[entry] = _encoder_for_class(entry, kind, entry.__module__, entry.__qualname__)
         self._decoders[key] = _decoder_for_class(entry, kind)
@@ -697,7 +712,11 @@ class MsgpackSerializer:
                     raise
                 # an array used as a map key (a tuple key when written): slower path
                 return msgpack.unpackb(
-                    data, ext_hook=self._ext_hook, raw=False, strict_map_key=False, object_pairs_hook=_pairs_to_dict
+                    data,
+                    ext_hook=self._ext_hook,
+                    raw=False,
+                    strict_map_key=False,
+                    object_pairs_hook=_pairs_to_dict,
                 )
         except DeserializationError:
             raise

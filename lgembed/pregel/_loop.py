@@ -181,6 +181,30 @@ class Run:
         """Receives chunks of nested graphs (stream(subgraphs=True))."""
         self.emit_from(item[0], item[1], item[2])
 
+    def set_lazy_values(self, lazy: bool) -> None:
+        """invoke(): remember that a values chunk was due instead of building it each step.
+
+        Exact only when no output channel can be cleared by a later step, and when no
+        parent graph streams this run's values.
+        """
+        if not lazy or "values" in self.parent_modes:
+            return
+        keys = self.output_keys
+        keys = (keys,) if keys.__class__ is str else keys
+        specs = self.graph._specs
+        if any(specs[k]._lg_clears_on_empty for k in keys if k in specs):
+            return
+        self.lazy_values = True
+
+    lazy_values = False
+
+    def emit_values(self, payload_fn: Any) -> None:
+        if self.lazy_values:
+            self.values_emitted = True
+        else:
+            self.values_emitted = True
+            self.emit("values", payload_fn())
+
     def read_output(self, keys: Any) -> Any:
         channels = self.channels
         if keys.__class__ is str:
@@ -366,12 +390,7 @@ class Run:
                 if "updates" in self.modes:
                     self.emit("updates", {INTERRUPT: interrupts})
                 if "values" in self.modes:
-                    current = self.read_output(self.output_keys)
-                    if isinstance(current, dict):
-                        current[INTERRUPT] = interrupts
-                        self.emit("values", current)
-                    else:
-                        self.emit("values", {INTERRUPT: interrupts})
+                    self.emit_values(lambda: self._interrupt_values(interrupts))
                 if "tasks" in self.modes or "debug" in self.modes:
                     from dataclasses import asdict
 
@@ -398,6 +417,13 @@ class Run:
             self.error = error
         if not hidden and ("tasks" in self.modes or "debug" in self.modes):
             self._task_result(task, error, [])
+
+    def _interrupt_values(self, interrupts: tuple) -> Any:
+        current = self.read_output(self.output_keys)
+        if isinstance(current, dict):
+            current[INTERRUPT] = interrupts
+            return current
+        return {INTERRUPT: interrupts}
 
     def _task_result(self, task: Task, error: Any, interrupts: list) -> None:
         keys = self.stream_keys
@@ -471,6 +497,8 @@ class Run:
         """Called once when the run ends, however it ends."""
 
     def _maybe_emit_values(self, updated: set, tasks: list) -> None:
+        if self.values_emitted and self.lazy_values:
+            return
         keys = self.output_keys
         if keys.__class__ is str:
             if keys not in updated:
@@ -482,7 +510,7 @@ class Run:
                 return
             if not any(c in keys for t in tasks for c, _ in t.writes):
                 return
-        self.emit("values", self.read_output(keys))
+        self.emit_values(lambda: self.read_output(keys))
 
     def apply_interrupted_step(self) -> None:
         """On a dynamic interrupt at the root: apply the finished siblings' writes in memory (I-5)."""

@@ -313,7 +313,7 @@ class CheckpointedRun(Run):
                 if carried and self.durability != "exit":
                     self._save_writes(NULL_TASK_ID, [(c, v) for _, c, v in carried])
             if "values" in self.modes:
-                self.emit("values", self.read_output(self.output_keys))
+                self.emit_values(lambda: self.read_output(self.output_keys))
             return
         input_writes = self.graph.map_input(input) if input is not None else []
         if not input_writes:

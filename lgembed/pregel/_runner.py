@@ -197,12 +197,14 @@ async def _with_timeout(task: Any, seconds: float) -> None:
         raise NodeTimeoutError(task.name, elapsed, kind="run", run_timeout=seconds) from None
 
 
-def run_tasks(run: Any, tasks: list, executor_holder: list) -> Iterator[None]:
+def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool = False) -> Iterator[None]:
     """Runs a step's tasks; commits each as it finishes. Yields whenever chunks may be ready.
 
-    A lone task runs inline. Several run on a thread pool (created on first need and
-    kept for the run), and their completions are committed in completion order.
-    After a real failure, tasks not yet started are cancelled.
+    A lone task runs inline. Several are taken from a shared queue by worker threads
+    of the graph's pool (L-30), and by the calling thread too when `participate` is
+    set (invoke: nobody waits for chunks, and short tasks then need no thread
+    hand-off). Completions are committed in completion order; after a real failure,
+    tasks not yet started are dropped (L-32).
     """
     if len(tasks) == 1:
         task = tasks[0]
@@ -212,39 +214,57 @@ def run_tasks(run: Any, tasks: list, executor_holder: list) -> Iterator[None]:
         yield from _run_handlers(run)
         return
     import queue
+    from collections import deque
 
-    executor = executor_holder[0] if executor_holder else None
-    if executor is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        max_workers = run.config.get("max_concurrency") or None
-        executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="lgembed")
-        executor_holder.append(executor)
+    todo = deque(tasks)
     done: queue.SimpleQueue = queue.SimpleQueue()
     run.waker = done
-    futures = []
+    base = copy_context()
+    limit = run.config.get("max_concurrency") or 0
+    n_workers = len(tasks) - 1 if participate else len(tasks)
+    if limit:
+        n_workers = min(n_workers, limit - 1 if participate else limit)
+
+    def work() -> None:
+        while True:
+            try:
+                task = todo.popleft()
+            except IndexError:
+                return
+            try:
+                base.copy().run(execute, task)
+            finally:
+                done.put(task)
+
+    if n_workers > 0:
+        executor = run.graph._executor()
+        for _ in range(n_workers):
+            executor.submit(work)
+    pending = len(tasks)
+    failed = False
     try:
-        for task in tasks:
-            ctx = copy_context()
-            fut = executor.submit(ctx.run, execute, task)
-            fut.add_done_callback(lambda _f, t=task: done.put(t))
-            futures.append(fut)
-        pending = len(tasks)
-        failed = False
         while pending:
+            item = None
+            if participate:
+                try:
+                    mine = todo.popleft()
+                except IndexError:
+                    mine = None
+                if mine is not None:
+                    base.copy().run(execute, mine)
+                    done.put(mine)
+                    continue
             item = done.get()
             if item is None:
                 yield None
                 continue
             pending -= 1
-            fut = futures[tasks.index(item)]
-            if fut.cancelled():
-                continue
             run.commit(item)
             if _is_failure(item) and not failed:
                 failed = True
-                for f in futures:
-                    f.cancel()
+                dropped = len(todo)
+                todo.clear()
+                pending -= dropped
             yield None
             yield from _run_handlers(run)
     finally:

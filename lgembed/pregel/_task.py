@@ -17,6 +17,7 @@ from lgembed._constants import (
     PUSH,
     RESUME,
 )
+from lgembed._speedups import LastValue as _LastValue
 from lgembed._typing import MISSING
 
 _DATE_KEYS = ()
@@ -165,34 +166,37 @@ class Task:
     def local_read(self, select: Any, mapper: Any) -> Any:
         """State as this task sees it after its own writes so far (N-4)."""
         channels = self.run.channels
+        writes = self.writes
+        if select.__class__ is str:
+            vals = [v for c, v in writes if c == select]
+            if not vals:
+                return channels[select].get()
+            cc = channels[select].copy()
+            cc.update(vals)
+            return cc.get()
         updated: dict = {}
-        if select.__class__ is str:
-            for c, v in self.writes:
-                if c == select:
-                    updated.setdefault(c, []).append(v)
-        else:
-            sel = select
-            for c, v in self.writes:
-                if c in sel:
-                    updated.setdefault(c, []).append(v)
-        if updated:
-            local = {}
-            for k, vals in updated.items():
-                cc = channels[k].copy()
-                cc.update(vals)
-                local[k] = cc
-            get = lambda k: local.get(k) or channels[k]  # noqa: E731
-        else:
-            get = channels.__getitem__
-        if select.__class__ is str:
-            return get(select).get()
+        for c, v in writes:
+            if c in select:
+                vals = updated.get(c)
+                if vals is None:
+                    updated[c] = [v]
+                else:
+                    vals.append(v)
         values = {}
-        managed = self.run.graph.managed
+        run = self.run
+        managed = run.graph.managed
         for k in select:
-            if k in managed:
-                values[k] = managed[k].get(self.run.step, self.run.stop)
+            if managed and k in managed:
+                values[k] = managed[k].get(run.step, run.stop)
                 continue
-            ch = get(k)
+            ch = channels[k]
+            vals = updated.get(k)
+            if vals is not None:
+                if len(vals) == 1 and ch.__class__ is _LastValue:
+                    values[k] = vals[0]
+                    continue
+                ch = ch.copy()
+                ch.update(vals)
             if ch.is_available():
                 values[k] = ch.get()
         if mapper is not None:

@@ -25,6 +25,11 @@ from lgembed.types import Command, GraphOutput, Send
 
 __all__ = ("Pregel", "ensure_valid_checkpointer")
 
+import threading as _threading
+
+_POOL_LOCK = _threading.Lock()
+# guards the lazy creation of each graph's worker pool
+
 _ALL_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", "custom")
 
 
@@ -126,6 +131,25 @@ class Pregel:
         self.untracked = frozenset(k for k, ch in self._specs.items() if isinstance(ch, untracked_cls))
         self.finishing = [k for k, ch in self._specs.items() if getattr(ch, "_lg_finishes", True)]
 
+    def _executor(self) -> Any:
+        """The graph's worker pool for parallel steps, created on first use.
+
+        Why one pool per compiled graph: starting threads costs far more than a small
+        step; idle workers are reused across runs. Threads start only when needed,
+        up to 32 (what LangGraph's per-run pool allows at most); they are daemon-like
+        pool threads that exit with the interpreter.
+        """
+        pool = self.__dict__.get("_pool")
+        if pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with _POOL_LOCK:
+                pool = self.__dict__.get("_pool")
+                if pool is None:
+                    pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="lgembed")
+                    self._pool = pool
+        return pool
+
     # --- identity ---------------------------------------------------------------------
 
     def get_name(self, suffix: str | None = None) -> str:
@@ -188,6 +212,7 @@ class Pregel:
         durability: Any,
         default_output: Any,
         subgraphs: bool = False,
+        lazy_values: bool = False,
     ) -> Run:
         config = _merge_configs(self.config, config)
         if config["recursion_limit"] < 1:
@@ -233,12 +258,14 @@ class Pregel:
 
             run = CheckpointedRun(self, config, saver=saver, durability=durability, **kwargs)
             run.static_interrupt = False
+            run.set_lazy_values(lazy_values)
             if subgraphs:
                 run.child_sink = run.sink
             run.start(input)
             return run
         run = Run(self, config, **kwargs)
         run.static_interrupt = False
+        run.set_lazy_values(lazy_values)
         if subgraphs:
             run.child_sink = run.sink
         if isinstance(input, Command):
@@ -401,20 +428,48 @@ class Pregel:
             interrupt_after=interrupt_after,
             durability=durability,
             default_output=self.output_channels,
+            lazy_values=True,
         )
         holder: list = []
-        out = run.out
-        latest = None
         try:
-            for _ in self._drive(run, holder):
-                if out:
-                    latest = out[-1][2]
-                    out.clear()
+            self._run_to_end(run, holder)
         finally:
             if holder:
                 holder[0].shutdown(wait=False)
             run.close()
+        latest = run.read_output(run.output_keys) if run.values_emitted else None
         return self._invoke_result(latest, run, version)
+
+    def _run_to_end(self, run: Run, holder: list) -> None:
+        """`_drive` without yielding, for invoke: values are read once at the end (V-2)."""
+        from lgembed.pregel._runner import execute, run_tasks
+
+        while True:
+            tasks = run.tick()
+            if tasks is None:
+                if run.static_interrupt and run.nested:
+                    raise GraphInterrupt(())
+                break
+            if len(tasks) == 1 and not tasks[0].node.error_handler:
+                task = tasks[0]
+                execute(task)
+                run.commit(task)
+            else:
+                for _ in run_tasks(run, tasks, holder, participate=True):
+                    pass
+            if run.error is not None:
+                raise run.error
+            if run.interrupts:
+                if run.nested:
+                    raise GraphInterrupt(tuple(run.interrupts))
+                run.apply_interrupted_step()
+                break
+            run.after_tick()
+            if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
+                run.emit_static_interrupt()
+                if run.nested:
+                    raise GraphInterrupt(())
+                break
 
     def _invoke_result(self, latest: Any, run: Run, version: str) -> Any:
         interrupts = run.interrupts
@@ -586,16 +641,14 @@ class Pregel:
             interrupt_after=interrupt_after,
             durability=durability,
             default_output=self.output_channels,
+            lazy_values=True,
         )
-        out = run.out
-        latest = None
         try:
             async for _ in self._adrive(run):
-                if out:
-                    latest = out[-1][2]
-                    out.clear()
+                pass
         finally:
             run.close()
+        latest = run.read_output(run.output_keys) if run.values_emitted else None
         return self._invoke_result(latest, run, version)
 
     async def abatch(self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list:
