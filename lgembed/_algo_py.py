@@ -61,7 +61,7 @@ def apply_writes(
         InvalidUpdateError: from a channel rejecting its writes (C-1, C-4, C-7, C-8).
     """
     bump_step = False
-    consumed = set()
+    consumed = []
     for task in tasks:
         triggers = task.triggers
         if triggers:
@@ -73,8 +73,8 @@ def apply_writes(
                 v = versions.get(chan)
                 if v is not None:
                     node_seen[chan] = v
-                if chan not in _RESERVED_TRIGGERS:
-                    consumed.add(chan)
+                if chan not in consumed and chan not in _RESERVED_TRIGGERS:
+                    consumed.append(chan)
     for chan in consumed:
         ch = channels.get(chan)
         if ch is not None and ch.consume():
@@ -83,15 +83,13 @@ def apply_writes(
     grouped: dict = {}
     for task in tasks:
         for chan, val in task.writes:
-            if chan in SKIP_WRITE_KEYS:
-                continue
             if chan in channels:
                 vals = grouped.get(chan)
                 if vals is None:
                     grouped[chan] = [val]
                 else:
                     vals.append(val)
-            else:
+            elif chan not in SKIP_WRITE_KEYS:
                 logger.warning(
                     f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it."
                 )
@@ -108,7 +106,7 @@ def apply_writes(
 
     if bump_step:
         if live:
-            for chan in list(live):
+            for chan in tuple(live):
                 if chan in updated:
                     continue
                 ch = channels[chan]

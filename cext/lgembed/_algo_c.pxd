@@ -15,7 +15,7 @@ cdef object _RESERVED_TRIGGERS
 
 # bump_step: bint, set from Python truth values only; grouped/updated/consumed are
 # always new builtin containers built here.
-@cython.locals(bump_step=cython.bint, consumed=set, grouped=dict, updated=set, vals=list, node_seen=dict)
+@cython.locals(bump_step=cython.bint, consumed=list, grouped=dict, updated=set, vals=list, node_seen=dict)
 cpdef set apply_writes(dict channels, dict versions, dict seen, list tasks, object next_version,
                        dict trigger_to_nodes, set live, list finishing)
 

@@ -166,3 +166,52 @@ def pick_mapper(keys: Sequence[str], schema: Any):
     if isclass(schema) and (is_pydantic_model_class(schema) or is_dataclass(schema)):
         return lambda values: schema(**values)
     return None
+
+
+def schema_value_types(schemas: Any) -> list:
+    """User classes a checkpoint of these schemas may hold: the dataclass / pydantic schemas
+    themselves and every Enum, dataclass, NamedTuple or pydantic class named in their
+    field annotations (recursively). The serializer allows these (Z-4, strict mode)."""
+    from dataclasses import is_dataclass
+    from enum import Enum
+
+    found: list = []
+    seen: set = set()
+
+    def visit(tp: Any, depth: int) -> None:
+        if depth > 8:
+            return
+        try:
+            hash(tp)
+        except TypeError:
+            return
+        if tp in seen:
+            return
+        seen.add(tp)
+        for arg in get_args(tp):
+            visit(arg, depth + 1)
+        meta = getattr(tp, "__metadata__", None)
+        if meta is not None:
+            visit(getattr(tp, "__origin__", None), depth + 1)
+        if not isclass(tp) or tp.__module__ in ("builtins", "typing", "collections.abc"):
+            return
+        user = (
+            issubclass(tp, Enum)
+            or is_dataclass(tp)
+            or (issubclass(tp, tuple) and hasattr(tp, "_fields"))
+            or is_pydantic_model_class(tp)
+        )
+        if user and tp not in found:
+            found.append(tp)
+        if user or getattr(tp, "__annotations__", None):
+            try:
+                hints = get_type_hints(tp, include_extras=True)
+            except Exception:
+                hints = {}
+            for hint in hints.values():
+                visit(hint, depth + 1)
+
+    for schema in schemas:
+        if schema is not None:
+            visit(schema, 0)
+    return found

@@ -23,7 +23,7 @@ from lgembed._speedups import (
     Topic,
 )
 from lgembed.graph._branch import BranchSpec, CompiledBranch, branch_name
-from lgembed.graph._fields import get_channels, pick_mapper
+from lgembed.graph._fields import get_channels, pick_mapper, schema_value_types
 from lgembed.managed import is_managed_value
 from lgembed.pregel._call import NodeCallable, callable_name
 from lgembed.pregel._node import PregelNode
@@ -490,6 +490,13 @@ class StateGraph:
         )
         if TASKS in self.channels:
             raise ValueError(f"Channel '{TASKS}' is reserved and cannot be used in the graph.")
+        if checkpointer not in (None, True, False) and hasattr(checkpointer, "with_allowlist"):
+            schemas = [self.state_schema, self.input_schema, self.output_schema, self.context_schema]
+            schemas.extend(spec.input_schema for spec in self.nodes.values())
+            schemas.extend(b.input_schema for bs in self.branches.values() for b in bs.values())
+            types = schema_value_types(schemas)
+            if types:
+                checkpointer = checkpointer.with_allowlist(types)
         return CompiledStateGraph(
             self,
             checkpointer=checkpointer,
