@@ -28,6 +28,7 @@ __all__ = (
     "TaskNotFound",
     "UnknownInterruptError",
     "create_error_message",
+    "is_invalid_resume",
 )
 
 
@@ -119,9 +120,12 @@ class NodeInterrupt(GraphInterrupt):
     def __init__(self, value: Any, id: str | None = None) -> None:
         from lgembed.types import Interrupt
 
+        from lgembed.warnings import LangGraphDeprecatedSinceV10
+
         warnings.warn(
-            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
-            DeprecationWarning,
+            LangGraphDeprecatedSinceV10(
+                "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead."
+            ),
             stacklevel=2,
         )
         if id is None:
@@ -214,3 +218,9 @@ class NodeTimeoutError(Exception):
         self.kind = kind
         self.idle_timeout = idle_timeout
         self.run_timeout = run_timeout
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Whether `error` was raised because a resume value did not match the interrupt's
+    `response_schema` (I-3)."""
+    return getattr(error, "_langgraph_invalid_resume", False) is True

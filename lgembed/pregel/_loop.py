@@ -242,6 +242,9 @@ class Run:
         """
         return MISSING
 
+    def allow_types(self, types: tuple) -> None:
+        """Lets checkpoints hold these user classes (checkpointed runs only)."""
+
     def save_resume(self, task: Task) -> None:
         """Records a task's resume answers (persisted by checkpointed runs)."""
 
@@ -384,7 +387,9 @@ class Run:
         if isinstance(error, GraphInterrupt):
             interrupts = tuple(error.args[0]) if error.args else ()
             task.interrupts = interrupts
-            task.writes = [(INTERRUPT, interrupts)]
+            # writes made before the interrupt stay in memory (applied to the returned
+            # values, I-5) but are never saved (I-4)
+            task.writes.append((INTERRUPT, interrupts))
             self.interrupts.extend(interrupts)
             if not hidden:
                 if "updates" in self.modes:
@@ -515,7 +520,7 @@ class Run:
     def apply_interrupted_step(self) -> None:
         """On a dynamic interrupt at the root: apply the finished siblings' writes in memory (I-5)."""
         tasks = self.tasks
-        if not any(t.writes and t.error is None for t in tasks):
+        if not any(c != INTERRUPT and c != ERROR for t in tasks for c, _ in t.writes):
             return
         tasks = sorted(tasks, key=_order)
         updated = apply_writes(

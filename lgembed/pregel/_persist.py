@@ -28,7 +28,7 @@ from lgembed._constants import (
 )
 from lgembed._speedups import apply_writes
 from lgembed._typing import MISSING
-from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt
+from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
 from lgembed.pregel._loop import Run, _InputTask
 from lgembed.pregel._task import Task
 from lgembed.types import Command, PregelTask
@@ -273,12 +273,31 @@ class CheckpointedRun(Run):
             resume_is_map = False
             if resume_given:
                 resume = input.resume
+                strict = bool(self.config[CONF].get("__pregel_strict_resume")) and not self.nested and not self.superseded
                 if isinstance(resume, dict) and all(is_interrupt_id(k) for k in resume):
                     resume_is_map = True
+                    if strict:
+                        pending = self.pending_interrupt_ids()
+                        if not resume:
+                            raise UnknownInterruptError(
+                                "The resume map names no interrupt", reason="empty_map", pending_ids=sorted(pending)
+                            )
+                        unknown = sorted(resume.keys() - pending)
+                        if unknown:
+                            raise UnknownInterruptError(
+                                f"Unknown or already-consumed interrupt: {unknown[0]}",
+                                reason="not_pending",
+                                interrupt_ids=unknown,
+                                pending_ids=sorted(pending),
+                            )
                     self.resume_map = resume
                     self.config[CONF]["__pregel_resume_map"] = resume
-                elif len(self.pending_interrupt_ids()) > 1:
-                    raise RuntimeError(_MULTIPLE_PENDING)
+                else:
+                    pending = self.pending_interrupt_ids()
+                    if len(pending) > 1:
+                        if strict:
+                            raise UnknownInterruptError(_MULTIPLE_PENDING, reason="ambiguous", pending_ids=sorted(pending))
+                        raise RuntimeError(_MULTIPLE_PENDING)
             writes = [w for w in self.graph._command_writes(input) if not (w[0] == RESUME and resume_is_map)]
             if not writes and not resume_is_map:
                 raise EmptyInputError("Received empty Command input")
@@ -607,6 +626,17 @@ class CheckpointedRun(Run):
         if parent is not None:
             return parent.run.take_resume_for(parent, idx)
         return MISSING
+
+    def allow_types(self, types: tuple) -> None:
+        allow = getattr(self.saver, "with_allowlist", None)
+        if allow is None:
+            return
+        with self.lock:
+            saver = allow(types)
+            if saver is not self.saver:
+                if self.graph.checkpointer is self.saver:
+                    self.graph.checkpointer = saver
+                self.saver = saver
 
     def extend_task_configurable(self, task: Task, configurable: dict) -> None:
         super().extend_task_configurable(task, configurable)

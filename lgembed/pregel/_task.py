@@ -206,31 +206,52 @@ class Task:
     # --- interrupts ---------------------------------------------------------------------
 
     def interrupt(self, value: Any, response_schema: Any) -> Any:
-        """Implements `interrupt()` for this task (I-1)."""
+        """Implements `interrupt()` for this task (I-1, I-2, I-3)."""
         from lgembed.errors import GraphInterrupt
         from lgembed.types import Interrupt
 
+        adapter = None
+        if response_schema is not None and not isinstance(response_schema, dict):
+            from pydantic import TypeAdapter
+
+            adapter = TypeAdapter(response_schema)
+            if isinstance(response_schema, type):
+                self.run.allow_types((response_schema,))
         idx = self.interrupt_idx
         self.interrupt_idx += 1
         resume = self.resume_values
-        if resume is not None and idx < len(resume):
+        if resume and idx < len(resume):
+            answer = resume[idx]
+            validated = _validate_resume(adapter, answer) if adapter is not None else answer
             if self.resume_new and idx == len(resume) - 1:
                 # an answer from a resume map: persist the task's answers (I-1, I-7)
                 self.resume_new = False
                 self.run.save_resume(self)
-            return resume[idx]
-        run = self.run
-        answer = run.take_resume_for(self, idx)
-        if answer is not MISSING:
+            return validated
+        answer = self.run.take_resume_for(self, idx)
+        if answer is not MISSING and answer is not None:
+            validated = _validate_resume(adapter, answer) if adapter is not None else answer
             if self.resume_values is None:
                 self.resume_values = []
             self.resume_values.append(answer)
-            run.save_resume(self)
-            return answer
+            self.run.save_resume(self)
+            return validated
         from lgembed._ids import interrupt_id
 
-        iid = interrupt_id(self.checkpoint_ns, idx)
-        raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=response_schema),))
+        iid = interrupt_id(self.checkpoint_ns, len(resume or ()))
+        schema = adapter.json_schema() if adapter is not None else response_schema
+        raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema),))
+
+
+def _validate_resume(adapter: Any, value: Any) -> Any:
+    """Validates a resume value against the interrupt's response schema (I-3)."""
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        setattr(exc, "_langgraph_invalid_resume", True)
+        raise
 
 
 INTERRUPT_KEYS = (INTERRUPT, RESUME)
