@@ -238,8 +238,11 @@ class Run:
     def take_resume_for(self, task: Task, idx: int) -> Any:
         """A resume value for the `idx`-th interrupt() of `task`, or MISSING (I-1).
 
-        Without a checkpointer there is nothing to resume from.
+        Without a checkpointer of its own, a nested graph asks its parent task's run.
         """
+        parent = self.parent_task
+        if parent is not None:
+            return parent.run.take_resume_for(parent, idx)
         return MISSING
 
     def allow_types(self, types: tuple) -> None:
@@ -360,6 +363,10 @@ class Run:
         if names == "*":
             return any(not (t.node is not None and t.node.hidden) for t in tasks)
         return any(t.name in names for t in tasks)
+
+    def interrupt_after_hit(self) -> None:
+        """interrupt_after fired after the step that just ran (L-47)."""
+        self.emit_static_interrupt()
 
     def emit_static_interrupt(self) -> None:
         self.static_interrupt = True

@@ -176,9 +176,6 @@ class CheckpointedRun(Run):
                 "thread_id, checkpoint_ns, checkpoint_id"
             )
         self.ns_value = configurable.get(CONFIG_KEY_CHECKPOINT_NS, "")
-        if graph.checkpointer is True:
-            # G-2: one history per thread under the namespace without task ids
-            self.ns_value = "|".join(part.split(":")[0] for part in self.ns_value.split("|"))
         self.addressed = bool(configurable.get(CONFIG_KEY_CHECKPOINT_ID))
         self.thread_id = configurable.get("thread_id")
         if self.thread_id is not None and not isinstance(self.thread_id, str):
@@ -217,6 +214,8 @@ class CheckpointedRun(Run):
         self.checkpoint_metadata = metadata
         self.checkpoint_id = checkpoint["id"]
         self.pending_writes = pending
+        parent_config = saved.parent_config if saved is not None else None
+        self.prev_checkpoint_id = parent_config[CONF].get(CONFIG_KEY_CHECKPOINT_ID) if parent_config else None
         values = checkpoint.get("channel_values") or {}
         self.channels = {k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in self.graph._specs.items()}
         self.versions = dict(checkpoint.get("channel_versions") or {})
@@ -423,7 +422,7 @@ class CheckpointedRun(Run):
             self.exit_dirty = True
             if self.exit_parent is MISSING:
                 self.exit_parent = self.checkpoint_id if self.checkpoint_metadata.get("step", -2) != -2 else None
-        self.prev_checkpoint_id = self.checkpoint_id
+        self.prev_checkpoint_id = self.checkpoint_id if self.checkpoint_metadata.get("step", -2) != -2 else None
         self.checkpoint = checkpoint
         self.checkpoint_metadata = metadata
         self.checkpoint_id = checkpoint["id"]
@@ -517,6 +516,12 @@ class CheckpointedRun(Run):
             if task.cached and "updates" in self.modes and not (task.node is not None and task.node.hidden):
                 self.emit("updates", self._updates_chunk(task, cached=True))
         return [t for t in tasks if not t.cached]
+
+    def interrupt_after_hit(self) -> None:
+        # L-47: the next step's tasks are prepared and shown in one more checkpoint event
+        if "checkpoints" in self.modes or "debug" in self.modes:
+            self._emit_checkpoint_event(self.prepare())
+        super().interrupt_after_hit()
 
     def check_limit_with_event(self) -> None:
         if self.step > self.stop:

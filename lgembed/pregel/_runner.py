@@ -114,6 +114,7 @@ def execute(task: Any) -> None:
             try:
                 task.writes = []
                 task.interrupt_idx = 0
+                task.subgraph_counter = 0
                 _node_body(task)
                 return
             except ParentCommand as exc:
@@ -156,6 +157,7 @@ async def aexecute(task: Any) -> None:
             try:
                 task.writes = []
                 task.interrupt_idx = 0
+                task.subgraph_counter = 0
                 timeout = task.node.timeout
                 if timeout is not None and timeout.run_timeout is not None:
                     await _with_timeout(task, timeout.run_timeout)

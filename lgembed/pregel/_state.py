@@ -65,6 +65,7 @@ def _loaded_run(graph: Any, config: dict, saver: Any, saved: Any) -> Checkpointe
         graph, cfg, saver=saver, durability=None, modes=frozenset(), output_keys=graph.stream_channels
     )
     run.load_saved(saved)
+    run.parent_ns = conf.get(CONFIG_KEY_CHECKPOINT_NS, "")
     run.stop = run.step + 2
     run.updated = None  # every node is a candidate, in insertion order (L-22)
     return run
@@ -96,7 +97,7 @@ def snapshot(graph: Any, config: dict, saved: Any, saver: Any, *, live: bool, re
     states: dict = {}
     parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
     for task in tasks:
-        if task.node is None or not task.node.subgraphs:
+        if task.node is None or not task.node.subgraphs or task.node.subgraphs[0].checkpointer is False:
             continue
         task_ns = f"{task.name}:{task.id}"
         if parent_ns:
@@ -149,13 +150,14 @@ def _lookup_config(config: dict) -> dict:
 
 def get_state(graph: Any, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
     saver = state_saver(graph, config)
+    original = config
     config = _lookup_config(config)
     sub = _subgraph_for_ns(graph, config)
     if sub is not None:
         return sub[0].get_state(sub[1], subgraphs=subgraphs)
     saved = saver.get_tuple(config)
     live = not config[CONF].get(CONFIG_KEY_CHECKPOINT_ID)
-    return snapshot(graph, config, saved, saver, live=live, recurse=subgraphs)
+    return snapshot(graph, original if saved is None else config, saved, saver, live=live, recurse=subgraphs)
 
 
 def get_state_history(
@@ -171,18 +173,27 @@ def get_state_history(
         yield snapshot(graph, saved.config, saved, saver, live=False)
 
 
-def _subgraph_for_ns(graph: Any, config: dict) -> tuple | None:
-    """The subgraph (and its config) a namespaced config addresses (G-6)."""
-    ns = config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
-    if not ns:
+def _subgraph_for_ns(graph: Any, config: dict, *, for_update: bool = False) -> tuple | None:
+    """The (possibly nested) subgraph a namespaced config addresses, and the config to
+    call it with, lending it this graph's checkpointer (G-6). None for this graph's
+    own namespace; an unknown namespace reads as an empty thread and fails updates."""
+    conf = config[CONF]
+    ns = conf.get(CONFIG_KEY_CHECKPOINT_NS, "")
+    if not ns or "__pregel_checkpointer" in conf:
         return None
-    name = ns.split("|")[0].split(":")[0]
-    node = graph.nodes.get(name)
-    if node is None or not node.subgraphs:
-        raise ValueError(f"Subgraph {name} not found")
+    target = graph
+    for part in ns.split("|"):
+        name = part.split(":")[0]
+        if name.isdigit():
+            continue
+        node = target.nodes.get(name)
+        if node is None or not node.subgraphs:
+            if for_update:
+                raise ValueError(f"Subgraph {ns.split('|')[0].split(':')[0]} not found")
+            return None
+        target = node.subgraphs[0]
     saver = state_saver(graph, config)
-    conf = {**config[CONF], "__pregel_checkpointer": saver}
-    return node.subgraphs[0], {**config, CONF: conf}
+    return target, {**config, CONF: {**conf, "__pregel_checkpointer": saver}}
 
 
 def _infer_as_node(graph: Any, versions_seen: dict) -> str | None:
@@ -243,16 +254,38 @@ def bulk_update_state(graph: Any, config: dict, supersteps: Sequence[Sequence[An
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
     config = _lookup_config(config)
-    sub = _subgraph_for_ns(graph, config)
+    sub = _subgraph_for_ns(graph, config, for_update=True)
     if sub is not None:
         return sub[0].bulk_update_state(sub[1], supersteps)
     current = config
-    for updates in supersteps:
-        current = _update_superstep(graph, saver, current, [StateUpdate(*u) if not isinstance(u, StateUpdate) else u for u in updates])
+    for i, updates in enumerate(supersteps):
+        current = _update_superstep(
+            graph, saver, current, [StateUpdate(*u) if not isinstance(u, StateUpdate) else u for u in updates], i == 0
+        )
     return current
 
 
-def _update_superstep(graph: Any, saver: Any, config: dict, updates: list) -> dict:
+def _superseded(saver: Any, config: dict, saved: Any) -> bool:
+    """Whether `config` addressed a checkpoint the thread has moved past."""
+    if saved is None or not config[CONF].get(CONFIG_KEY_CHECKPOINT_ID):
+        return False
+    latest = saver.get_tuple(
+        {CONF: {"thread_id": config[CONF].get("thread_id"), CONFIG_KEY_CHECKPOINT_NS: config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")}}
+    )
+    return latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+
+
+def _store_update_writes(saver: Any, config: dict, saved: Any, is_first: bool, entries: list) -> None:
+    """Saves an update's writes on the checkpoint it builds on (unless that was superseded)."""
+    if saved is None or (is_first and _superseded(saver, config, saved)):
+        return
+    for task_id, writes, path in entries:
+        channel_writes = [w for w in writes if w[0] != PUSH]
+        if channel_writes:
+            saver.put_writes(saved.config, channel_writes, task_id, path)
+
+
+def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_first: bool = False) -> dict:
     saved = saver.get_tuple(config)
     run = _loaded_run(graph, config, saver, saved)
     step = saved.metadata.get("step", -1) if saved is not None else -1
@@ -284,6 +317,9 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list) -> di
         writes = graph.map_input(values)
         if not writes:
             raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
+        _store_update_writes(
+            saver, config, saved, is_first, [(str(uuid.uuid5(uuid.UUID(run.checkpoint_id), INPUT)), writes, "")]
+        )
         run.updated = apply_writes(
             run.channels, run.versions, run.seen, [_InputTask(writes)],
             run.next_version(), graph.trigger_to_nodes, run.live, graph.finishing,
@@ -341,6 +377,9 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list) -> di
             branch.route(task, vals, writes)
         tasks.append(task)
     run.updated = {c for t in tasks for c, _ in t.writes if c != PUSH}
+    from lgembed.pregel._persist import _path_str
+
+    _store_update_writes(saver, config, saved, is_first, [(t.id, t.writes, _path_str(t.path)) for t in tasks])
     apply_writes(
         run.channels, run.versions, run.seen, tasks,
         run.next_version(), graph.trigger_to_nodes, run.live, graph.finishing,

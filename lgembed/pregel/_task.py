@@ -57,6 +57,7 @@ class Task:
         "cached",
         "handled",
         "resume_new",
+        "subgraph_counter",
     )
 
     def __init__(self, run: Any, name: str, node: Any, value: Any, path: tuple, triggers: Any, order: tuple) -> None:
@@ -80,6 +81,7 @@ class Task:
         self.cached = False
         self.handled = False
         self.resume_new = False
+        self.subgraph_counter = 0
 
     # --- identity --------------------------------------------------------------------
 

@@ -199,6 +199,21 @@ class Pregel:
 
     # --- run setup ----------------------------------------------------------------------
 
+    def _run_config(self, config: dict | None) -> dict:
+        """The run config: the running task's config (a graph called inside a node) under
+        the graph's and the caller's, as LangGraph's ensure_config merges them."""
+        from lgembed.config import _TASK
+
+        task = _TASK.get()
+        if task is None:
+            return _merge_configs(self.config, config)
+        ambient = task.config
+        explicit = (config or {}).get(CONF) or {}
+        if any(explicit.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map")):
+            ambient = {k: v for k, v in ambient.items() if k != CONF}
+        ambient = {k: v for k, v in ambient.items() if k not in ("run_name",)}
+        return _merge_configs(ambient, self.config, config)
+
     def _prepare(
         self,
         input: Any,
@@ -214,7 +229,7 @@ class Pregel:
         subgraphs: bool = False,
         lazy_values: bool = False,
     ) -> Run:
-        config = _merge_configs(self.config, config)
+        config = self._run_config(config)
         if config["recursion_limit"] < 1:
             raise ValueError("recursion_limit must be at least 1")
         if durability is not None and not self.checkpointer:
@@ -237,9 +252,19 @@ class Pregel:
         )
         configurable = config[CONF]
         parent_task = configurable.get("__lgembed_task")
+        if parent_task is None and self.checkpointer is True:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs.")
         if parent_task is not None:
             # G-1: running as (or inside) a task of a parent graph
             ns = configurable.get("checkpoint_ns", "")
+            count = parent_task.subgraph_counter
+            parent_task.subgraph_counter = count + 1
+            if count:
+                ns = f"{ns}|{count}"  # G-3: later graphs called by the same task
+            if self.checkpointer is True:
+                # G-2: one history per thread under the namespace without task ids
+                ns = "|".join(part.split(":")[0] for part in ns.split("|"))
+            configurable = config[CONF] = {**configurable, "checkpoint_ns": ns}
             stream = configurable.get("__pregel_stream")
             parent_runtime = configurable.get("__pregel_runtime")
             kwargs.update(
@@ -259,14 +284,14 @@ class Pregel:
             run = CheckpointedRun(self, config, saver=saver, durability=durability, **kwargs)
             run.static_interrupt = False
             run.set_lazy_values(lazy_values)
-            if subgraphs:
+            if subgraphs or run.parent_sink is not None:
                 run.child_sink = run.sink
             run.start(input)
             return run
         run = Run(self, config, **kwargs)
         run.static_interrupt = False
         run.set_lazy_values(lazy_values)
-        if subgraphs:
+        if subgraphs or run.parent_sink is not None:
             run.child_sink = run.sink
         if isinstance(input, Command):
             if input.resume is not None and not self.checkpointer:
@@ -382,7 +407,7 @@ class Pregel:
             run.after_tick()
             yield None
             if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
-                run.emit_static_interrupt()
+                run.interrupt_after_hit()
                 yield None
                 if run.nested:
                     raise GraphInterrupt(())
@@ -466,7 +491,7 @@ class Pregel:
                 break
             run.after_tick()
             if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
-                run.emit_static_interrupt()
+                run.interrupt_after_hit()
                 if run.nested:
                     raise GraphInterrupt(())
                 break
@@ -594,7 +619,7 @@ class Pregel:
             run.after_tick()
             yield None
             if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
-                run.emit_static_interrupt()
+                run.interrupt_after_hit()
                 yield None
                 if run.nested:
                     raise GraphInterrupt(())
