@@ -226,6 +226,9 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
     n_workers = len(tasks) - 1 if participate else len(tasks)
     if limit:
         n_workers = min(n_workers, limit - 1 if participate else limit)
+    from lgembed.pregel.main import POOL_SIZE
+
+    n_workers = min(n_workers, POOL_SIZE)
 
     def work() -> None:
         while True:

@@ -25,9 +25,12 @@ from lgembed.types import Command, GraphOutput, Send
 
 __all__ = ("Pregel", "ensure_valid_checkpointer")
 
+import os as _os
 import threading as _threading
 
 _POOL_LOCK = _threading.Lock()
+POOL_SIZE = min(32, (_os.cpu_count() or 1) + 4)
+# worker threads of a graph's pool
 # guards the lazy creation of each graph's worker pool
 
 _ALL_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", "custom")
@@ -135,9 +138,9 @@ class Pregel:
         """The graph's worker pool for parallel steps, created on first use.
 
         Why one pool per compiled graph: starting threads costs far more than a small
-        step; idle workers are reused across runs. Threads start only when needed,
-        up to 32 (what LangGraph's per-run pool allows at most); they are daemon-like
-        pool threads that exit with the interpreter.
+        step; idle workers are reused across runs. Threads start only when needed, up
+        to POOL_SIZE, the size of the per-run pool LangGraph uses (Python's default,
+        min(32, CPUs + 4)), so a step runs at most that many tasks at once as there.
         """
         pool = self.__dict__.get("_pool")
         if pool is None:
@@ -146,7 +149,7 @@ class Pregel:
             with _POOL_LOCK:
                 pool = self.__dict__.get("_pool")
                 if pool is None:
-                    pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="lgembed")
+                    pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="lgembed")
                     self._pool = pool
         return pool
 
