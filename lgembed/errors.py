@@ -224,3 +224,20 @@ def is_invalid_resume(error: BaseException) -> bool:
     """Whether `error` was raised because a resume value did not match the interrupt's
     `response_schema` (I-3)."""
     return getattr(error, "_langgraph_invalid_resume", False) is True
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """`exc.add_note(note)`, also on Python 3.10 (which has no add_note: the note is kept
+    in `__notes__` as 3.11 would, without being printed in tracebacks)."""
+    method = getattr(exc, "add_note", None)
+    if method is not None:
+        method(note)
+        return
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+        try:
+            exc.__notes__ = notes
+        except AttributeError:
+            return
+    notes.append(note)

@@ -40,6 +40,7 @@ REQUIRED = (
     "graph_recursion_limit",
     "graph_waiting_edge",
     "msgs_add_messages",
+    "msgs_tool_node",
     "send_defer",
     "send_fanout_join",
     "state_channels_basic",
@@ -58,7 +59,7 @@ REQUIRED = (
     "subgraph_invoke_in_node",
     "subgraph_shared_keys",
 )
-# every public scenario but msgs_tool_node (lgembed.prebuilt is not written yet)
+# every public scenario
 
 
 @pytest.mark.skipif(not RUNNER.exists(), reason="../shared/conformance is not beside this checkout")

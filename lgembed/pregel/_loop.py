@@ -39,6 +39,7 @@ from lgembed.errors import (
     InvalidUpdateError,
 )
 from lgembed.config import _TASK
+from lgembed.errors import add_note
 from lgembed.pregel._task import Task
 from lgembed.runtime import Runtime
 
@@ -113,9 +114,12 @@ class Run:
         self.nested = parent_task is not None
         self.parent_task = parent_task
         self.parent_sink = parent_sink
-        self.parent_modes = parent_modes if parent_sink is not None else frozenset()
         self.own_modes = modes
-        modes = modes | self.parent_modes
+        if parent_sink is not None:
+            self.parent_modes = parent_modes
+            modes = modes | parent_modes
+        else:
+            self.parent_modes = _NO_MODES
         self.modes = modes
         self.child_sink: Any = None
         self.resuming = False
@@ -148,11 +152,24 @@ class Run:
         else:
             writer = _no_op
         self.stream_writer = writer
-        self.runtime = Runtime(context=context, store=graph.store, stream_writer=writer)
+        self.context = context
+        self._runtime = None
         self.output: Any = None
         self.values_emitted = False
-        self.ns_value = (config.get(CONF) or {}).get("checkpoint_ns", "") if self.nested else ""
-        self.parents = dict((config.get(CONF) or {}).get("checkpoint_map") or {}) if self.nested else {}
+        if self.nested:
+            self.ns_value = configurable.get("checkpoint_ns", "")
+            self.parents = dict(configurable.get("checkpoint_map") or {})
+        else:
+            self.ns_value = ""
+            self.parents = {}
+
+    @property
+    def runtime(self) -> Runtime:
+        """The run's Runtime (context, store, stream writer), built on first use."""
+        rt = self._runtime
+        if rt is None:
+            rt = self._runtime = Runtime(context=self.context, store=self.graph.store, stream_writer=self.stream_writer)
+        return rt
 
     # --- streaming ---------------------------------------------------------------------
 
@@ -320,7 +337,7 @@ class Run:
                     try:
                         value = mapper(value)
                     except Exception as exc:
-                        exc.add_note(f"Before task with name '{name}' and path '{(PULL, name)}'")
+                        add_note(exc, f"Before task with name '{name}' and path '{(PULL, name)}'")
                         raise
                 tasks.append(
                     Task(self, name, node, value, (PULL, name), node.sorted_triggers, (0, name))
@@ -542,6 +559,9 @@ class Run:
         )
         if "values" in self.modes:
             self._maybe_emit_values(updated, tasks)
+
+
+_NO_MODES = frozenset()
 
 
 def _order(task: Any) -> tuple:

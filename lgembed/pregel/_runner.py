@@ -14,6 +14,7 @@ from contextvars import copy_context
 from typing import Any, Iterator
 
 from lgembed.config import _TASK
+from lgembed.errors import add_note
 from lgembed.errors import GraphBubbleUp, ParentCommand
 from lgembed.types import Command
 
@@ -127,7 +128,7 @@ def execute(task: Any) -> None:
                 task.error = exc
                 return
             except Exception as exc:
-                exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
+                add_note(exc, f"During task with name '{task.name}' and id '{task.id}'")
                 attempts += 1
                 delay = _retry_delay(task, exc, attempts)
                 if delay is None:
@@ -174,7 +175,7 @@ async def aexecute(task: Any) -> None:
                 task.error = exc
                 return
             except Exception as exc:
-                exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
+                add_note(exc, f"During task with name '{task.name}' and id '{task.id}'")
                 attempts += 1
                 delay = _retry_delay(task, exc, attempts)
                 if delay is None:
