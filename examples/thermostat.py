@@ -1,9 +1,13 @@
-"""Demo: a thermostat control loop as a LangGraph-style StateGraph, on simulated hardware.
+"""Demo: a thermostat control loop as a LangGraph-style StateGraph, on simulated hardware,
+checkpointed to LMDB.
 
 A simulated room (temperature drifts towards the outside air, a heater relay warms
 it) is read by a `sense` node; `decide` turns the heater on or off with hysteresis;
 `actuate` drives the relay; a conditional edge loops until the cycle budget is used.
-Run: `python examples/thermostat.py [--cycles N] [--target C]`.
+Every superstep is checkpointed to an LMDB environment (`--db`, default
+`.demo-state/`), so the thread's history survives restarts: each run of the demo
+appends to the same thread, and the last part shows the saved history.
+Run: `python examples/thermostat.py [--cycles N] [--target C] [--db DIR] [--thread ID]`.
 
 The graph code is plain LangGraph code with `lgembed` in the imports.
 """
@@ -14,6 +18,7 @@ import argparse
 import operator
 from typing import Annotated, TypedDict
 
+from lgembed.checkpoint.lmdb import LmdbSaver
 from lgembed.config import get_stream_writer
 from lgembed.graph import END, START, StateGraph
 
@@ -45,7 +50,7 @@ class State(TypedDict):
     log: Annotated[list, operator.add]
 
 
-def build(room: SimulatedRoom):
+def build(room: SimulatedRoom, saver: LmdbSaver):
     def sense(state: State) -> dict:
         room.advance()
         return {"temp": room.read_celsius(), "cycles": state.get("cycles", 0) + 1}
@@ -68,7 +73,7 @@ def build(room: SimulatedRoom):
     g.add_sequence([sense, decide, actuate])
     g.add_edge(START, "sense")
     g.add_conditional_edges("actuate", lambda s: "sense" if s["cycles"] < s["max_cycles"] else END)
-    return g.compile()
+    return g.compile(checkpointer=saver)
 
 
 
@@ -76,23 +81,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=12)
     parser.add_argument("--target", type=float, default=21.0)
+    parser.add_argument("--db", default=".demo-state", help="LMDB environment directory")
+    parser.add_argument("--thread", default="room-1", help="checkpoint thread id")
     args = parser.parse_args()
     import lgembed
 
     room = SimulatedRoom()
-    app = build(room)
-    print(f"lgembed {lgembed.__version__} ({lgembed.IMPLEMENTATION} build): thermostat demo, {args.cycles} cycles")
-    relay_events = 0
-    for mode, chunk in app.stream(
-        {"target": args.target, "cycles": 0, "max_cycles": args.cycles, "heater": False, "log": []},
-        {"recursion_limit": 4 * args.cycles + 5},
-        stream_mode=["updates", "custom"],
-    ):
-        if mode == "custom":
-            relay_events += 1
-        elif "actuate" in chunk:
-            print(" ", chunk["actuate"]["log"][0])
-    print(f"done: {relay_events} relay commands, final temperature {room.read_celsius():.2f}C")
+    config = {"configurable": {"thread_id": args.thread}, "recursion_limit": 4 * args.cycles + 5}
+    with LmdbSaver.from_conn_string(args.db) as saver:
+        app = build(room, saver)
+        before = sum(1 for _ in app.get_state_history(config))
+        print(
+            f"lgembed {lgembed.__version__} ({lgembed.IMPLEMENTATION} build): thermostat demo, "
+            f"{args.cycles} cycles, checkpoints in {args.db} (thread {args.thread!r})"
+        )
+        relay_events = 0
+        for mode, chunk in app.stream(
+            {"target": args.target, "cycles": 0, "max_cycles": args.cycles, "heater": False, "log": []},
+            config,
+            stream_mode=["updates", "custom"],
+        ):
+            if mode == "custom":
+                relay_events += 1
+            elif "actuate" in chunk:
+                print(" ", chunk["actuate"]["log"][-1])
+        state = app.get_state(config)
+        history = list(app.get_state_history(config))
+        print(f"done: {relay_events} relay commands, final temperature {room.read_celsius():.2f}C")
+        print(
+            f"saved: {len(history) - before} new checkpoints this run, {len(history)} in the thread; "
+            f"latest step {state.metadata['step']}, heater {'on' if state.values['heater'] else 'off'}"
+        )
 
 
 if __name__ == "__main__":

@@ -47,13 +47,22 @@ from lgembed.types import Interrupt, Send
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NULL_TASK = "00000000-0000-0000-0000-000000000000"
-SAVERS = ["memory"]
-# backends the suite runs against; add "lmdb" with its branch in _make_saver
+SAVERS = ["memory", "lmdb"]
+# backends the suite runs against (DESIGN.md §4: LmdbSaver passes InMemorySaver's suite)
 
 
 def _make_saver(kind: str, tmp_path: Any, serde: Any = None) -> BaseCheckpointSaver:
     if kind == "memory":
         return InMemorySaver(serde=serde)
+    if kind == "lmdb":
+        from lgembed.checkpoint.lmdb import LmdbSaver
+
+        path = tmp_path / "env"
+        n = 0
+        while path.exists():
+            n += 1
+            path = tmp_path / f"env{n}"
+        return LmdbSaver(path, serde=serde)
     raise AssertionError(kind)  # pragma: no cover
 
 

@@ -54,6 +54,15 @@ PUBLIC = (
     "lgembed.managed",
     "lgembed.messages",
     "lgembed.pregel",
+    "lgembed.checkpoint.base",
+    "lgembed.checkpoint.memory",
+    "lgembed.checkpoint.lmdb",
+    "lgembed.checkpoint.serde",
+    "lgembed.store.base",
+    "lgembed.store.memory",
+    "lgembed.store.lmdb",
+    "lgembed.prebuilt",
+    "lgembed.tools",
 )
 
 

@@ -18,9 +18,14 @@ same for all users of one environment lives here, on one `SharedEnv` object:
 
 Strategy (remap lock): `Environment.set_mapsize` replaces the memory map, so no
 transaction of this process may be open while it runs (py-lmdb 3 invalidates the open
-ones; older versions leave them dangling). Every transaction is therefore taken under a
-shared lock that map growth takes exclusively; readers hold it only for one short
-transaction, never across a `yield`.
+ones; older versions leave them dangling). Read transactions are therefore taken under
+a shared lock that map growth takes exclusively; readers hold it only for one short
+transaction, never across a `yield`. Write transactions are serialized by the write
+lock, which growth also holds, so they need no shared lock. One more rule, for
+py-lmdb >= 2.3: aborting a write transaction (and `set_mapsize`) waits until no other
+thread is inside any LMDB call, which busy reader threads can postpone for seconds; so
+every write-transaction abort happens under the exclusive lock, with readers drained.
+Commits do not wait and take no extra lock.
 
 Strategy (keys): every key is a concatenation of `enc(part)` components. `enc`
 UTF-8-encodes a string, escapes each NUL byte as `00 ff` and ends it with `00 01`.
@@ -32,30 +37,37 @@ to a prefix is greater than every key with that prefix and smaller than every la
 key, because UTF-8 never contains the byte `ff`.
 
 Importing this module does not import lmdb; it is imported on first use.
+
+Why this file is longer than 600 lines: the registry, the two locks, growth and the
+error boundary are one protocol (who may call `set_mapsize` when, who closes what);
+split across modules, its invariants could no longer be checked in one reading.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno as _errno
+import functools
 import os
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = (
-    "ENVIRONMENTS",
-    "FSYNC_POLICIES",
     "DEFAULT_MAP_SIZE",
     "DEFAULT_MAX_MAP_SIZE",
+    "ENVIRONMENTS",
+    "FSYNC_POLICIES",
+    "UPPER",
     "EnvironmentRegistry",
     "LmdbCorruptError",
     "LmdbDiskFullError",
     "LmdbError",
     "LmdbMapFullError",
     "SharedEnv",
-    "UPPER",
     "decode_parts",
     "enc",
+    "enc_name",
 )
 
 FSYNC_POLICIES = ("deferred", "commit", "always")
@@ -84,6 +96,8 @@ _FORMAT_DB = b"lgembed.format"
 
 _DISK_ERRNOS = (_errno.ENOSPC, _errno.EDQUOT, _errno.EFBIG)
 # errors that mean "no room to write": ENOSPC, a quota, or RLIMIT_FSIZE / file size limit
+_ROOM_MARGIN = 1024 * 1024
+# an EIO from a commit counts as "no room" when less than this is left (see _out_of_room)
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -102,6 +116,10 @@ class LmdbError(OSError):
         self.filename = path
         self.errno = errno
         self.strerror = message
+
+    def __str__(self) -> str:
+        # the message already names the path and the errno; OSError's "[Errno n] ...: 'path'" would repeat them
+        return str(self.args[0])
 
 
 class LmdbMapFullError(LmdbError):
@@ -128,6 +146,27 @@ def _errno_of(exc: BaseException) -> int | None:
     return None
 
 
+def _out_of_room(path: str) -> int | None:
+    """Why a write to the environment at `path` may have been cut short, or None.
+
+    Why: LMDB reports a short `pwrite` (the file system filled up, or the file hit
+    RLIMIT_FSIZE, in the middle of a write) as EIO, not as ENOSPC/EFBIG.
+    """
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        size = os.path.getsize(os.path.join(path, "data.mdb"))
+        if limit != resource.RLIM_INFINITY and size + _ROOM_MARGIN >= limit:
+            return _errno.EFBIG
+        st = os.statvfs(path)
+        if min(st.f_bavail, st.f_bfree) * st.f_frsize < _ROOM_MARGIN:
+            return _errno.ENOSPC
+    except (OSError, ImportError, ValueError):
+        return None
+    return None
+
+
 def map_error(exc: BaseException, action: str, path: str) -> LmdbError:
     """The lgembed error for a py-lmdb exception raised while doing `action` on `path`.
 
@@ -137,6 +176,8 @@ def map_error(exc: BaseException, action: str, path: str) -> LmdbError:
     if isinstance(exc, LmdbError):
         return exc
     code = _errno.ENOSPC if isinstance(exc, lmdb.DiskError) else _errno_of(exc)
+    if code == _errno.EIO:
+        code = _out_of_room(path) or code
     if code in _DISK_ERRNOS:
         msg = (
             f"{action} in LMDB environment {path!r}: {os.strerror(code)} (errno {code}). "
@@ -172,6 +213,12 @@ def enc(part: str) -> bytes:
     return data + _TERM
 
 
+@functools.lru_cache(maxsize=4096)
+def enc_name(part: str) -> bytes:
+    """`enc`, memoized, for components that repeat (thread ids, namespaces, channel names)."""
+    return enc(part)
+
+
 def decode_parts(key: bytes, count: int) -> list[str]:
     """The first `count` components of a key made with `enc`."""
     parts = key.split(_TERM, count)[:count]
@@ -190,7 +237,7 @@ def _lmdb() -> Any:
 class _RemapLock:
     """Shared by transactions, exclusive for `set_mapsize`; a waiting remap blocks new readers."""
 
-    __slots__ = ("_cond", "_active", "_remapping", "_waiting")
+    __slots__ = ("_active", "_cond", "_remapping", "_waiting")
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
@@ -268,15 +315,19 @@ class SharedEnv:
         if handle is None:
             lmdb = _lmdb()
             with self._write_lock:
-                handle = self._dbs.get(name)
-                if handle is None:
-                    self._remap.acquire_shared()
-                    try:
-                        handle = self._dbs[name] = self.env.open_db(name, create=True)
-                    except lmdb.Error as e:
-                        raise map_error(e, f"{owner}: opening database {name.decode()!r}", self.path) from e
-                    finally:
-                        self._remap.release_shared()
+                while name not in self._dbs:
+                    full = False
+                    # exclusive: a failed creation aborts a write transaction (see module doc)
+                    with self._remap.exclusive():
+                        try:
+                            self._dbs[name] = self.env.open_db(name, create=True)
+                        except lmdb.MapFullError:
+                            full = True
+                        except lmdb.Error as e:
+                            raise map_error(e, f"{owner}: opening database {name.decode()!r}", self.path) from e
+                        if full:
+                            self._grow_locked(owner, DEFAULT_MAX_MAP_SIZE)
+                handle = self._dbs[name]
         return handle
 
     def check_format(self, kind: str, version: int, owner: str) -> None:
@@ -322,7 +373,8 @@ class SharedEnv:
                 txn = self.env.begin()
             except lmdb.MapResizedError:
                 self._remap.release_shared()
-                self._adopt_map_size()
+                with self._write_lock, self._remap.exclusive():
+                    self._adopt_locked()
                 continue
             except lmdb.Error as e:
                 self._remap.release_shared()
@@ -363,32 +415,29 @@ class SharedEnv:
         lmdb = _lmdb()
         with self._write_lock:
             while True:
-                grow = adopt = False
-                self._remap.acquire_shared()
                 try:
-                    try:
-                        txn = self.env.begin(write=True)
-                    except lmdb.MapResizedError:
-                        adopt = True
-                    else:
-                        try:
-                            result = fn(txn)
-                        except BaseException:
-                            txn.abort()
-                            raise
-                        txn.commit()
-                except lmdb.MapFullError:
-                    grow = True
+                    txn = self.env.begin(write=True)
+                except lmdb.MapResizedError:
+                    with self._remap.exclusive():
+                        self._adopt_locked()
+                    continue
                 except lmdb.Error as e:
                     raise map_error(e, action, self.path) from e
-                finally:
-                    self._remap.release_shared()
-                if grow:
-                    self._grow(owner, max_map_size)
-                elif adopt:
-                    self._adopt_map_size()
-                else:
-                    break
+                try:
+                    result = fn(txn)
+                    txn.commit()
+                except lmdb.MapFullError:
+                    with self._remap.exclusive():
+                        txn.abort()  # nothing to do when the commit itself failed
+                        self._grow_locked(owner, max_map_size)
+                    continue
+                except BaseException as e:
+                    with self._remap.exclusive():
+                        txn.abort()
+                    if isinstance(e, lmdb.Error):
+                        raise map_error(e, action, self.path) from e
+                    raise
+                break
         if durable and self.fsync != "always":
             self.sync(action)
         return result
@@ -410,32 +459,32 @@ class SharedEnv:
 
     # --- map size ------------------------------------------------------------------
 
-    def _grow(self, owner: str, max_map_size: int) -> None:
-        lmdb = _lmdb()
-        with self._remap.exclusive():
-            current = self.env.info()["map_size"]
-            if current >= max_map_size:
-                msg = (
-                    f"LMDB map is full (map_size={current}). "
-                    f"Pass a larger max_map_size to {owner}(...)."
-                )
-                raise LmdbMapFullError(msg, path=self.path)
-            page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-            new = min(max(current * 2, page), max_map_size)
-            new -= new % page
-            try:
-                self.env.set_mapsize(max(new, current + page))
-            except lmdb.Error as e:
-                raise map_error(e, "Growing the map", self.path) from e
+    def _grow_locked(self, owner: str, max_map_size: int) -> None:
+        """Doubles the map, at most to `max_map_size` (caller holds the write and exclusive locks).
 
-    def _adopt_map_size(self) -> None:
-        """Another process grew the map: take over its size (set_mapsize(0))."""
+        Raises:
+            LmdbMapFullError: when the map is at `max_map_size` already.
+        """
         lmdb = _lmdb()
-        with self._remap.exclusive():
-            try:
-                self.env.set_mapsize(0)
-            except lmdb.Error as e:
-                raise map_error(e, "Adopting the map size another process set", self.path) from e
+        current = self.env.info()["map_size"]
+        if current >= max_map_size:
+            msg = f"LMDB map is full (map_size={current}). Pass a larger max_map_size to {owner}(...)."
+            raise LmdbMapFullError(msg, path=self.path)
+        page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        new = min(max(current * 2, page), max_map_size)
+        new -= new % page
+        try:
+            self.env.set_mapsize(max(new, current + page))
+        except lmdb.Error as e:
+            raise map_error(e, "Growing the map", self.path) from e
+
+    def _adopt_locked(self) -> None:
+        """Another process grew the map: take over its size (caller holds the exclusive lock)."""
+        lmdb = _lmdb()
+        try:
+            self.env.set_mapsize(0)
+        except lmdb.Error as e:
+            raise map_error(e, "Adopting the map size another process set", self.path) from e
 
 
 # --- the registry ---------------------------------------------------------------------
@@ -454,6 +503,10 @@ class EnvironmentRegistry:
 
     The registry shares, it does not cache: nothing stays open once every saver and
     store of a path is closed, and `open_paths()` shows what is open.
+
+    LMDB environments must not be used across `fork()`: open savers and stores in
+    the process that uses them (multiprocessing: the "spawn" or "forkserver" start
+    method, or open them in the worker).
     """
 
     def __init__(self) -> None:

@@ -162,7 +162,12 @@ class CheckpointedRun(Run):
     def __init__(self, graph: Any, config: dict, *, saver: Any, durability: Any, **kwargs: Any) -> None:
         super().__init__(graph, config, **kwargs)
         self.saver = saver
-        self.durability = durability or "async"
+        inherited = config[CONF].get("__pregel_durability")
+        self.durability = durability or inherited or "async"
+        if durability:
+            # savers read the run's durability from the configs they receive (LmdbSaver
+            # fsyncs "sync" runs); nested graphs inherit it
+            config[CONF]["__pregel_durability"] = durability
         self.pending_writes: list = []
         self.lock = threading.Lock()
         self.resuming = False
@@ -358,6 +363,7 @@ class CheckpointedRun(Run):
                 "thread_id": self.thread_id,
                 CONFIG_KEY_CHECKPOINT_NS: self.ns_value,
                 CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id,
+                "__pregel_durability": self.durability,
             }
         }
 

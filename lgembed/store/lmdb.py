@@ -45,9 +45,9 @@ import contextlib
 import os
 import struct
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from lgembed.checkpoint._lmdb_env import (
     DEFAULT_MAP_SIZE,
@@ -59,7 +59,11 @@ from lgembed.checkpoint._lmdb_env import (
     decode_parts,
     enc,
 )
-from lgembed.checkpoint.serde import MsgpackSerializer, SerializerProtocol, maybe_add_typed_methods
+from lgembed.checkpoint.serde import (
+    MsgpackSerializer,
+    SerializerProtocol,
+    maybe_add_typed_methods,
+)
 from lgembed.store.base import (
     BaseStore,
     GetOp,
@@ -155,17 +159,17 @@ class LmdbStore(BaseStore):
     """
 
     __slots__ = (
-        "_shared",
+        "_closed",
+        "_counter_lock",
         "_items",
         "_namespaces",
-        "_closed",
+        "_shared",
         "_writes_since_flush",
-        "_counter_lock",
-        "serde",
-        "max_map_size",
+        "embeddings",
         "flush_every",
         "index_config",
-        "embeddings",
+        "max_map_size",
+        "serde",
     )
 
     def __init__(
@@ -263,7 +267,7 @@ class LmdbStore(BaseStore):
     def __enter__(self) -> LmdbStore:
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     # --- batches --------------------------------------------------------------------
@@ -382,7 +386,7 @@ class LmdbStore(BaseStore):
         try:
             record = _msgpack().unpackb(raw, raw=False)
             tag, data, created, updated = record
-        except Exception as e:  # noqa: BLE001 - any framing failure is corruption
+        except Exception as e:
             msg = f"LmdbStore: the stored item {namespace!r}/{key!r} in {self.path!r} is not readable ({e})"
             raise LmdbCorruptError(msg, path=self.path) from e
         value = self.serde.loads_typed((tag, data))
