@@ -8,6 +8,7 @@ Each (implementation, workload) measurement runs in a fresh subprocess, so impor
 and the extension selection are clean:
 
     python tools/bench.py --worker IMPL WORKLOAD [--min-time S] [--batches N]
+                          [--scratch DIR]
 
 prints one JSON object as its last stdout line. IMPL is one of
 ``langgraph``, ``lgembed-py`` (``LGEMBED_EXTENSIONS=off``) and ``lgembed-c``
@@ -20,23 +21,32 @@ once and checks the result; ``run(ctx)`` is what is timed. The reported value is
 median over batches of the mean time per run, divided by ``per`` (supersteps or tasks
 in one run). This is a measuring tool: nothing here asserts timings.
 
+``setup`` may instead be a dict ``{"langgraph": f, "lgembed": g}`` when the
+implementations must be set up differently (SqliteSaver for LangGraph, LmdbSaver for
+lgembed). Files a setup creates live in one scratch directory per run, shared by every
+worker (``--tmp-dir`` picks its parent), and are removed when the measurement ends.
+
 Exit status: 0, or 1 when a worker crashed (its stderr tail is printed). An
 implementation that cannot be imported is shown as ``n/a (...)``, not as a crash.
 """
 
 import argparse
+import contextlib
 import gc
 import importlib
 import importlib.abc
 import importlib.util
+import itertools
 import json
 import math
 import operator
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Annotated, Any, Callable, NamedTuple, Optional, TypedDict
 
@@ -244,6 +254,119 @@ def setup_stream_updates():
     return ctx
 
 
+# --- checkpointed workloads ------------------------------------------------------------
+# Every invoke runs on a fresh thread_id (`_invoke_new_thread`), so a thread's history
+# never grows during timing; the saver as a whole does grow (one thread per run).
+# Default durability on both sides (nothing passed). Savers that hold files are opened
+# in `_scratch()` and closed through `_RESOURCES` when the measurement ends.
+
+_RESOURCES = contextlib.ExitStack()  # closed by time_workload after the measurement
+_SCRATCH_ROOT: Optional[str] = None  # set by worker(): the run's shared scratch directory
+
+
+def _scratch(tag: str) -> str:
+    """A fresh directory for this worker's files, removed when the measurement ends."""
+    root = _SCRATCH_ROOT or tempfile.gettempdir()
+    path = tempfile.mkdtemp(prefix=f"{tag}-", dir=root)
+    _RESOURCES.callback(shutil.rmtree, path, True)
+    return path
+
+
+class Large(TypedDict):
+    n: int
+    blob: str
+    ints: list
+
+
+LARGE_BLOB = "x" * 10_240  # 10 kB string the nodes never touch
+LARGE_INTS = list(range(1000))  # 1000 ints the nodes never touch
+
+
+def _invoke_new_thread(ctx):
+    app, inp, threads = ctx
+    return app.invoke(inp, {"configurable": {"thread_id": f"t{next(threads)}"}})
+
+
+def _chain10_ckpt(schema, inp, want, what, saver):
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(schema)
+    prev = START
+    for i in range(10):
+        g.add_node(f"n{i}", _inc)
+        g.add_edge(prev, f"n{i}")
+        prev = f"n{i}"
+    g.add_edge(prev, END)
+    ctx = (g.compile(checkpointer=saver), inp, itertools.count())
+    _expect(_invoke_new_thread(ctx), want, what)
+    # the check run must have left a readable checkpoint of the final state
+    last = ctx[0].get_state({"configurable": {"thread_id": "t0"}})
+    _expect(last.values, want, f"{what} (checkpointed state)")
+    return ctx
+
+
+def _memsaver():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return InMemorySaver()
+
+
+def _lmdb_saver(tag: str):
+    """lgembed: LmdbSaver on a fresh LMDB environment in the scratch directory."""
+    from langgraph.checkpoint.lmdb import LmdbSaver  # aliased to lgembed.checkpoint.lmdb
+
+    path = os.path.join(_scratch(tag), "checkpoints.lmdb")
+    if hasattr(LmdbSaver, "from_conn_string"):
+        return _RESOURCES.enter_context(LmdbSaver.from_conn_string(path))
+    saver = LmdbSaver(path)
+    if hasattr(saver, "close"):
+        _RESOURCES.callback(saver.close)
+    return saver
+
+
+def _sqlite_saver(tag: str):
+    """LangGraph: SqliteSaver (langgraph-checkpoint-sqlite) on a file in the scratch dir."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = os.path.join(_scratch(tag), "checkpoints.sqlite")
+    return _RESOURCES.enter_context(SqliteSaver.from_conn_string(path))
+
+
+def _small():
+    return Counter, {"n": 0}, {"n": 10}
+
+
+def _large():
+    inp = {"n": 0, "blob": LARGE_BLOB, "ints": LARGE_INTS}
+    return Large, inp, {**inp, "n": 10}
+
+
+def setup_chain10_memsaver():
+    return _chain10_ckpt(*_small(), "chain10_memsaver", _memsaver())
+
+
+def setup_chain10_lmdb():
+    return _chain10_ckpt(*_small(), "chain10_lmdb", _lmdb_saver("chain10_lmdb"))
+
+
+def setup_chain10_sqlite():
+    return _chain10_ckpt(*_small(), "chain10_sqlite", _sqlite_saver("chain10_sqlite"))
+
+
+def setup_chain10_large_memsaver():
+    return _chain10_ckpt(*_large(), "chain10_large_state_memsaver", _memsaver())
+
+
+def setup_chain10_large_lmdb():
+    saver = _lmdb_saver("chain10_large_lmdb")
+    return _chain10_ckpt(*_large(), "chain10_large_state_lmdb", saver)
+
+
+def setup_chain10_large_sqlite():
+    saver = _sqlite_saver("chain10_large_sqlite")
+    return _chain10_ckpt(*_large(), "chain10_large_state_sqlite", saver)
+
+
 _RSS_SNIPPET = """
 def _vmrss_kb():
     try:
@@ -280,17 +403,30 @@ print(elapsed, _vmrss_kb())
 _BARE_CHILD = _RSS_SNIPPET + "\nprint(0.0, _vmrss_kb())\n"
 
 
-def _child(code: str):
-    t0 = time.perf_counter()
+def _run_child(code: str, what: str, timeout: float = 300):
+    """Run `code` in a fresh interpreter; return the finished process.
+
+    Same environment, except that PYTHONDONTWRITEBYTECODE is dropped: a warm-up child
+    must be able to write the bytecode caches the timed children then import from (an
+    installed wheel has them), or import_compile would time compiling the sources.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+        env=env,
     )
-    wall = time.perf_counter() - t0
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
         if "ImportError" in tail[0] or "ModuleNotFoundError" in tail[0]:
             raise _ChildImportError(tail[0])
-        raise RuntimeError(f"import_compile child failed:\n{proc.stderr[-2000:]}")
+        raise RuntimeError(f"{what} child failed:\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def _child(code: str):
+    t0 = time.perf_counter()
+    proc = _run_child(code, "import_compile")
+    wall = time.perf_counter() - t0
     elapsed, rss = proc.stdout.split()[-2:]
     return float(elapsed), (None if rss == "None" else int(rss)), wall
 
@@ -329,14 +465,82 @@ def measure_import_compile(impl: str, min_time: float, batches: int):
     return rows
 
 
+MEMORY_THREADS = 1000
+
+# Runs in a fresh interpreter: chain10 + InMemorySaver, one invoke on each of 1000 threads.
+_MEMORY_CHILD = _RSS_SNIPPET + """
+import gc
+from typing import TypedDict
+from {pkg}.checkpoint.memory import InMemorySaver
+from {pkg}.graph import END, START, StateGraph
+
+class S(TypedDict):
+    n: int
+
+def inc(state):
+    return {{"n": state["n"] + 1}}
+
+g = StateGraph(S)
+prev = START
+for i in range(10):
+    g.add_node(f"n{{i}}", inc)
+    g.add_edge(prev, f"n{{i}}")
+    prev = f"n{{i}}"
+g.add_edge(prev, END)
+saver = InMemorySaver()
+app = g.compile(checkpointer=saver)
+# warm-up thread: one-time allocations (lazy imports, caches) land before the baseline
+assert app.invoke({{"n": 0}}, {{"configurable": {{"thread_id": "warm-up"}}}}) == {{"n": 10}}
+gc.collect()
+before = _vmrss_kb()
+for i in range({threads}):
+    out = app.invoke({{"n": 0}}, {{"configurable": {{"thread_id": f"t{{i}}"}}}})
+assert out == {{"n": 10}}, out
+gc.collect()
+after = _vmrss_kb()
+assert app.get_state({{"configurable": {{"thread_id": "t0"}}}}).values == {{"n": 10}}
+print(before, after)
+"""
+
+
+def measure_memory_per_thread(impl: str, min_time: float, batches: int):
+    """Fresh interpreters: RSS retained per thread of an InMemorySaver (chain10, 1 run each)."""
+    pkg = "langgraph" if impl == "langgraph" else "lgembed"
+    code = _MEMORY_CHILD.format(pkg=pkg, threads=MEMORY_THREADS)
+    runs = []
+    for _ in range(3 if batches >= 5 else 1):  # 3 fresh processes (--quick: 1)
+        proc = _run_child(code, "memory_per_thread")
+        before, after = proc.stdout.split()[-2:]
+        if before == "None" or after == "None":
+            raise _NotAvailable("no VmRSS in /proc/self/status on this system")
+        runs.append((int(before), int(after)))
+    per_thread = [(a - b) / MEMORY_THREADS for b, a in runs]
+    return [
+        {
+            "name": "memory_per_thread",
+            "unit": "kB/thread",
+            "value": statistics.median(per_thread),
+            "best": min(per_thread),
+            "runs": len(runs),
+            "threads": MEMORY_THREADS,
+            "rss_before_mb": statistics.median(b for b, _ in runs) / 1024,
+            "rss_after_mb": statistics.median(a for _, a in runs) / 1024,
+        }
+    ]
+
+
 class Workload(NamedTuple):
-    setup: Optional[Callable[[], Any]]  # build + compile + one checked run -> ctx
+    # build + compile + one checked run -> ctx; or {"langgraph": f, "lgembed": g}
+    setup: Any
     run: Optional[Callable[[Any], Any]]  # the timed call
     unit: str  # unit of the normalised value
     per: int  # supersteps / tasks in one run
     run_unit: Optional[str] = None  # also report time per run in this unit
     measure: Optional[Callable[[str, float, int], list]] = None  # custom measurement
+    note: Optional[str] = None  # printed under the table when the workload ran
 
+
+_NEW_THREAD = "fresh thread_id per invoke, default durability"
 
 WORKLOADS = {
     "invoke_1node": Workload(setup_invoke_1node, _invoke, "us/invoke", 1),
@@ -345,7 +549,38 @@ WORKLOADS = {
     "send100": Workload(setup_send100, _invoke, "us/task", 100),
     "branches10x5": Workload(setup_branches10x5, _invoke, "us/invoke", 1),
     "stream_updates": Workload(setup_stream_updates, _stream_updates, "us/superstep", 10),
+    "chain10_memsaver": Workload(
+        setup_chain10_memsaver, _invoke_new_thread, "us/superstep", 10,
+        note=f"InMemorySaver in every column; {_NEW_THREAD}",
+    ),
+    "chain10_lmdb_vs_sqlite": Workload(
+        {"langgraph": setup_chain10_sqlite, "lgembed": setup_chain10_lmdb},
+        _invoke_new_thread, "us/superstep", 10,
+        note="langgraph column = SqliteSaver, lgembed columns = LmdbSaver (files in one "
+             f"temporary directory), so LG/x = SqliteSaver / LmdbSaver; {_NEW_THREAD}",
+    ),
+    "chain10_large_state_memsaver": Workload(
+        setup_chain10_large_memsaver, _invoke_new_thread, "us/superstep", 10,
+        note="chain10_memsaver with a 10 kB str and 1000 ints in the state that the "
+             "nodes do not touch",
+    ),
+    "chain10_large_state_lmdb_vs_sqlite": Workload(
+        {"langgraph": setup_chain10_large_sqlite, "lgembed": setup_chain10_large_lmdb},
+        _invoke_new_thread, "us/superstep", 10,
+        note="chain10_lmdb_vs_sqlite with the same large state",
+    ),
+    "memory_per_thread": Workload(
+        None, None, "kB/thread", 1, measure=measure_memory_per_thread,
+        note=f"fresh process: chain10 + InMemorySaver run once on each of {MEMORY_THREADS} "
+             "threads; (VmRSS after - before) / threads, gc.collect() before each reading",
+    ),
     "import_compile": Workload(None, None, "ms", 1, measure=measure_import_compile),
+}
+
+# --only NAME also accepts a group name
+GROUPS = {
+    "chain10_large_state": ("chain10_large_state_memsaver",
+                            "chain10_large_state_lmdb_vs_sqlite"),
 }
 
 
@@ -353,9 +588,17 @@ WORKLOADS = {
 # Worker side
 
 
-def time_workload(name: str, wl: Workload, min_time: float, batches: int) -> list:
+def time_workload(impl: str, name: str, wl: Workload, min_time: float, batches: int) -> list:
+    """Set up, time, then close what the setup opened (savers, scratch files)."""
+    setup = wl.setup
+    if isinstance(setup, dict):  # per-implementation setup
+        setup = setup["langgraph" if impl == "langgraph" else "lgembed"]
+    with _RESOURCES:
+        return _time_runs(name, wl, setup(), min_time, batches)
+
+
+def _time_runs(name: str, wl: Workload, ctx, min_time: float, batches: int) -> list:
     """Warm up, then time `batches`+ batches of n runs each, for at least `min_time` s."""
-    ctx = wl.setup()
     run = wl.run
     perf = time.perf_counter
     # Warm-up: at least one run and a fifth of the time budget; estimates one run's time.
@@ -447,7 +690,10 @@ def probe(impl: str) -> dict:
     return info
 
 
-def worker(impl: str, workload: str, min_time: float, batches: int) -> None:
+def worker(impl: str, workload: str, min_time: float, batches: int,
+           scratch: Optional[str] = None) -> None:
+    global _SCRATCH_ROOT
+    _SCRATCH_ROOT = scratch
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     if impl != "langgraph":
@@ -460,7 +706,7 @@ def worker(impl: str, workload: str, min_time: float, batches: int) -> None:
             if wl.measure is not None:
                 rows = wl.measure(impl, min_time, batches)
             else:
-                rows = time_workload(workload, wl, min_time, batches)
+                rows = time_workload(impl, workload, wl, min_time, batches)
             out = {"ok": True, "metrics": rows}
     except (ImportError, _NotAvailable) as e:
         own_type = isinstance(e, (_NotAvailable, _ChildImportError))
@@ -493,6 +739,8 @@ def spawn(python: str, impl: str, workload: str, args) -> Outcome:
         env["LGEMBED_EXTENSIONS"] = LGEMBED_MODE[impl]
     cmd = [python, os.path.abspath(__file__), "--worker", impl, workload,
            "--min-time", repr(args.min_time), "--batches", str(args.batches)]
+    if args.scratch:
+        cmd += ["--scratch", args.scratch]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     except FileNotFoundError as e:
@@ -543,7 +791,7 @@ def _fmt(value: float) -> str:
     return f"{value:.2f}"
 
 
-def render(args, machine, status, results, order) -> str:
+def render(args, machine, status, results, order, workload_notes=()) -> str:
     out = []
     m = machine
     out.append(f"machine: {m['cpu']}, {m['cores']} cores, {m['system']}")
@@ -560,7 +808,8 @@ def render(args, machine, status, results, order) -> str:
             out.append(f"{impl:<10}: {data}")
     out.append(
         f"values: median of >= {args.batches} batches over >= {args.min_time:g} s per "
-        "workload (import_compile: median of fresh processes); lower is better"
+        "workload (import_compile, memory_per_thread: median of fresh processes); "
+        "lower is better"
     )
     out.append("ratios: LangGraph / lgembed (> 1 means lgembed is faster / smaller)")
     out.append("")
@@ -597,6 +846,9 @@ def render(args, machine, status, results, order) -> str:
         left = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
         right = [c.rjust(w) for c, w in zip(r[2:], widths[2:])]
         out.append("  ".join(left + right).rstrip())
+    if workload_notes:
+        out.append("")
+        out.extend(workload_notes)
     if notes:
         out.append("")
         out.extend(notes)
@@ -604,7 +856,20 @@ def render(args, machine, status, results, order) -> str:
 
 
 def orchestrate(args) -> int:
-    workloads = args.only or list(WORKLOADS)
+    workloads = []
+    for name in args.only or list(WORKLOADS):
+        for w in GROUPS.get(name, (name,)):
+            if w not in workloads:
+                workloads.append(w)
+    # one scratch directory per run, shared by every worker (savers' files go there)
+    args.scratch = tempfile.mkdtemp(prefix="lgembed-bench-", dir=args.tmp_dir)
+    try:
+        return _orchestrate(args, workloads)
+    finally:
+        shutil.rmtree(args.scratch, ignore_errors=True)
+
+
+def _orchestrate(args, workloads) -> int:
     lg_python = args.langgraph_python or args.python
     pythons = {"langgraph": lg_python, "lgembed-py": args.python, "lgembed-c": args.python}
     crashes = []
@@ -657,7 +922,8 @@ def orchestrate(args) -> int:
         order.extend(seen)
 
     machine = machine_info()
-    print(render(args, machine, status, results, order))
+    workload_notes = [f"{w}: {WORKLOADS[w].note}" for w in workloads if WORKLOADS[w].note]
+    print(render(args, machine, status, results, order, workload_notes))
     for impl, name, tail in crashes:
         print(f"\nworker crashed: {impl} {name}: {tail}", file=sys.stderr)
 
@@ -668,6 +934,7 @@ def orchestrate(args) -> int:
                 "min_time": args.min_time,
                 "batches": args.batches,
                 "statistic": "median of batch means",
+                "scratch_parent": os.path.dirname(args.scratch),
             },
             "implementations": {
                 i: (status[i][1] if status[i][0] == "ok" else {"unavailable": status[i][1]})
@@ -702,8 +969,10 @@ def main(argv=None) -> int:
     p.add_argument("--langgraph-python", default=None,
                    help="interpreter with langgraph installed (default: --python, "
                         "column skipped if langgraph is not importable there)")
-    p.add_argument("--only", action="append", choices=list(WORKLOADS), metavar="NAME",
-                   help="run only this workload (repeatable)")
+    p.add_argument("--only", action="append", choices=list(WORKLOADS) + list(GROUPS),
+                   metavar="NAME",
+                   help="run only this workload or group (repeatable); groups: "
+                        + ", ".join(f"{g} = {' + '.join(ws)}" for g, ws in GROUPS.items()))
     p.add_argument("--quick", action="store_true",
                    help="short runs (0.05 s, 3 batches) for a smoke test")
     p.add_argument("--min-time", type=float, default=None,
@@ -713,6 +982,10 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=900.0,
                    help="seconds before a worker counts as crashed (default 900)")
     p.add_argument("--json", metavar="FILE", help="also write raw numbers to FILE")
+    p.add_argument("--tmp-dir", default=None, metavar="DIR",
+                   help="where the run's scratch directory (checkpoint files) is created "
+                        "(default: the system temporary directory)")
+    p.add_argument("--scratch", default=None, help=argparse.SUPPRESS)  # worker side
     p.add_argument("--worker", nargs=2, metavar=("IMPL", "WORKLOAD"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.min_time is None:
@@ -723,7 +996,7 @@ def main(argv=None) -> int:
         impl, workload = args.worker
         if impl not in IMPLS or (workload != PROBE and workload not in WORKLOADS):
             p.error(f"--worker: unknown implementation or workload {impl!r} {workload!r}")
-        worker(impl, workload, args.min_time, args.batches)
+        worker(impl, workload, args.min_time, args.batches, args.scratch)
     return orchestrate(args)
 
 

@@ -140,6 +140,7 @@ class Run:
         self.tasks: list = []
         self.interrupts: list = []
         self.pending_handlers: list = []
+        self.static_interrupt = False
         self.error: BaseException | None = None
         self.checkpoint_id = "00000000-0000-0000-0000-000000000000"
         configurable = config.get(CONF) or {}
@@ -380,6 +381,32 @@ class Run:
         if names == "*":
             return any(not (t.node is not None and t.node.hidden) for t in tasks)
         return any(t.name in names for t in tasks)
+
+    def end_of_tasks(self) -> None:
+        """`tick` found nothing to run, or stopped at a static breakpoint before running."""
+        if self.static_interrupt and self.nested:
+            raise GraphInterrupt(())
+
+    def after_tasks(self) -> bool:
+        """After a step's tasks ran: raise its error (L-32), stop at interrupts (L-33, I-5),
+        or apply its writes and check interrupt_after (L-47). Returns True when the run is over.
+
+        A nested graph raises its interrupts to the parent task instead of stopping quietly.
+        """
+        if self.error is not None:
+            raise self.error
+        if self.interrupts:
+            if self.nested:
+                raise GraphInterrupt(tuple(self.interrupts))
+            self.apply_interrupted_step()
+            return True
+        self.after_tick()
+        if self.interrupt_after and self._should_interrupt(self.interrupt_after, self.tasks):
+            self.interrupt_after_hit()
+            if self.nested:
+                raise GraphInterrupt(())
+            return True
+        return False
 
     def interrupt_after_hit(self) -> None:
         """interrupt_after fired after the step that just ran (L-47)."""

@@ -392,28 +392,14 @@ class Pregel:
 
         while True:
             tasks = run.tick()
+            yield None
             if tasks is None:
-                yield None
-                if run.static_interrupt and run.nested:
-                    raise GraphInterrupt(())
+                run.end_of_tasks()
                 break
-            yield None
             yield from run_tasks(run, tasks, holder)
-            if run.error is not None:
-                raise run.error
-            if run.interrupts:
-                if run.nested:
-                    raise GraphInterrupt(tuple(run.interrupts))
-                run.apply_interrupted_step()
-                yield None
-                break
-            run.after_tick()
+            over = run.after_tasks()
             yield None
-            if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
-                run.interrupt_after_hit()
-                yield None
-                if run.nested:
-                    raise GraphInterrupt(())
+            if over:
                 break
 
     def invoke(
@@ -475,8 +461,7 @@ class Pregel:
         while True:
             tasks = run.tick()
             if tasks is None:
-                if run.static_interrupt and run.nested:
-                    raise GraphInterrupt(())
+                run.end_of_tasks()
                 break
             if len(tasks) == 1 and not tasks[0].node.error_handler:
                 task = tasks[0]
@@ -485,18 +470,7 @@ class Pregel:
             else:
                 for _ in run_tasks(run, tasks, holder, participate=True):
                     pass
-            if run.error is not None:
-                raise run.error
-            if run.interrupts:
-                if run.nested:
-                    raise GraphInterrupt(tuple(run.interrupts))
-                run.apply_interrupted_step()
-                break
-            run.after_tick()
-            if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
-                run.interrupt_after_hit()
-                if run.nested:
-                    raise GraphInterrupt(())
+            if run.after_tasks():
                 break
 
     def _invoke_result(self, latest: Any, run: Run, version: str) -> Any:
@@ -603,29 +577,15 @@ class Pregel:
 
         while True:
             tasks = run.tick()
-            if tasks is None:
-                yield None
-                if run.static_interrupt and run.nested:
-                    raise GraphInterrupt(())
-                break
             yield None
+            if tasks is None:
+                run.end_of_tasks()
+                break
             async for _ in arun_tasks(run, tasks):
                 yield None
-            if run.error is not None:
-                raise run.error
-            if run.interrupts:
-                if run.nested:
-                    raise GraphInterrupt(tuple(run.interrupts))
-                run.apply_interrupted_step()
-                yield None
-                break
-            run.after_tick()
+            over = run.after_tasks()
             yield None
-            if run.interrupt_after and run._should_interrupt(run.interrupt_after, run.tasks):
-                run.interrupt_after_hit()
-                yield None
-                if run.nested:
-                    raise GraphInterrupt(())
+            if over:
                 break
 
     async def ainvoke(
