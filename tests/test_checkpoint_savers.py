@@ -1069,3 +1069,25 @@ def test_public_names():
         assert isinstance(module.__all__, tuple)
         for name in module.__all__:
             assert hasattr(module, name), (module.__name__, name)
+
+
+def test_put_step_equals_put_writes_then_put(saver):
+    """P-5, P-12 (lgembed's put_step): a step's task writes stored against the parent
+    checkpoint and the new checkpoint, as the separate calls would store them."""
+    first = ckpt(0, {"x": 1})
+    parent_cfg = saver.put(cfg(), first, {"source": "loop", "step": 0, "parents": {}}, {"x": 1})
+    second = ckpt(1, {"x": 2}, {"x": 2})
+    new_cfg = saver.put_step(
+        parent_cfg,
+        second,
+        {"source": "loop", "step": 1, "parents": {}},
+        {"x": 2},
+        [("task-1", [("x", 2), ("branch:to:b", None)], "~__pregel_pull, a")],
+    )
+    assert new_cfg["configurable"]["checkpoint_id"] == second["id"]
+    parent = saver.get_tuple(parent_cfg)
+    assert parent.pending_writes == [("task-1", "x", 2), ("task-1", "branch:to:b", None)]
+    latest = saver.get_tuple(cfg())
+    assert latest.checkpoint["id"] == second["id"]
+    assert latest.checkpoint["channel_values"] == {"x": 2}
+    assert latest.parent_config["configurable"]["checkpoint_id"] == first["id"]

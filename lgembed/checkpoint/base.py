@@ -379,6 +379,24 @@ class BaseCheckpointSaver(Generic[V]):
 
     # --- maintenance --------------------------------------------------------------
 
+    def put_step(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        task_writes: Sequence[tuple[str, Sequence[tuple[str, Any]], str]],
+    ) -> RunnableConfig:
+        """lgembed extension: `put_writes(config, writes, task_id, task_path)` for each
+        entry of `task_writes`, then `put(config, checkpoint, metadata, new_versions)`.
+
+        The engine calls this at the end of a superstep whose only task finished just
+        before, so a saver can store both in one transaction (LmdbSaver does).
+        """
+        for task_id, writes, task_path in task_writes:
+            self.put_writes(config, writes, task_id, task_path)
+        return self.put(config, checkpoint, metadata, new_versions)
+
     def delete_thread(self, thread_id: str) -> None:
         """Deletes every checkpoint, write and value of `thread_id` (all namespaces).
 

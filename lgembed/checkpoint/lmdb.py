@@ -231,6 +231,9 @@ class LmdbSaver(BaseCheckpointSaver[str]):
         LmdbError: when the environment cannot be opened or has an unknown format.
     """
 
+    _lg_serializes_on_put = True
+    # put() serializes the checkpoint before returning: the engine may pass live dicts
+
     def __init__(
         self,
         path: str | os.PathLike | Any | None = None,
@@ -602,6 +605,20 @@ class LmdbSaver(BaseCheckpointSaver[str]):
             LmdbError: when the write fails (LmdbMapFullError, LmdbDiskFullError);
                 nothing is stored then.
         """
+        return self.put_step(config, checkpoint, metadata, new_versions, ())
+
+    def put_step(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        task_writes: Sequence[tuple[str, Sequence[tuple[str, Any]], str]],
+    ) -> RunnableConfig:
+        """`put_writes` for each `(task_id, writes, task_path)` against `config`'s checkpoint,
+        then `put(config, checkpoint, ...)`, all in one transaction (one commit instead of
+        several per superstep). Same results and errors as the separate calls.
+        """
         thread_id = str(config["configurable"]["thread_id"])
         checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
         group = enc_name(thread_id) + enc_name(checkpoint_ns)
@@ -616,12 +633,17 @@ class LmdbSaver(BaseCheckpointSaver[str]):
             )
             for channel, version in new_versions.items()
         ]
+        write_rows = []
+        for task_id, writes, task_path in task_writes:
+            write_rows.extend(self._write_rows(config, writes, task_id, task_path))
         key = group + enc(checkpoint["id"])
         record = packb([*self.serde.dumps_typed(rest), config["configurable"].get("checkpoint_id")])
         meta = packb(self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)))
         keep_last = self.keep_last
 
         def write(txn: Any) -> None:
+            for row_key, row, overwrite in write_rows:
+                txn.put(row_key, row, db=self._writes, overwrite=overwrite)
             for blob_key, blob in blobs:
                 txn.put(blob_key, blob, db=self._blobs)
             txn.put(key, record, db=self._ckpt)
@@ -664,18 +686,11 @@ class LmdbSaver(BaseCheckpointSaver[str]):
             TypeError: when a value cannot be serialized (nothing is stored then).
             LmdbError: when the write fails; nothing of this call is stored then.
         """
-        thread_id = str(config["configurable"]["thread_id"])
-        checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
-        checkpoint_id = config["configurable"]["checkpoint_id"]
         if not writes:
+            # the same KeyError as a call with writes when the config lacks these keys
+            _ = (config["configurable"]["thread_id"], config["configurable"]["checkpoint_id"])
             return
-        packb = _msgpack().packb
-        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + enc(checkpoint_id) + enc(task_id)
-        rows = []
-        for idx, (channel, value) in enumerate(writes):
-            fixed = WRITES_IDX_MAP.get(channel, idx)
-            row = packb([channel, *self.serde.dumps_typed(value), task_path])
-            rows.append((prefix + _IDX.pack(fixed + _IDX_BIAS), row, fixed < 0))
+        rows = self._write_rows(config, writes, task_id, task_path)
 
         def write(txn: Any) -> None:
             for key, row, overwrite in rows:
@@ -689,6 +704,22 @@ class LmdbSaver(BaseCheckpointSaver[str]):
             max_map_size=self.max_map_size,
             durable=durable,
         )
+
+    def _write_rows(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+    ) -> list[tuple[bytes, bytes, bool]]:
+        """Serialized (key, row, overwrite) rows of one task's writes (P-5 indexes)."""
+        thread_id = str(config["configurable"]["thread_id"])
+        checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
+        checkpoint_id = config["configurable"]["checkpoint_id"]
+        packb = _msgpack().packb
+        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + enc(checkpoint_id) + enc(task_id)
+        rows = []
+        for idx, (channel, value) in enumerate(writes):
+            fixed = WRITES_IDX_MAP.get(channel, idx)
+            row = packb([channel, *self.serde.dumps_typed(value), task_path])
+            rows.append((prefix + _IDX.pack(fixed + _IDX_BIAS), row, fixed < 0))
+        return rows
 
     # --- retention and maintenance ------------------------------------------------------
 

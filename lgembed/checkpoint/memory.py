@@ -65,6 +65,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         blobs: `(thread_id, checkpoint_ns, channel, version) -> serialized value`.
     """
 
+    _lg_serializes_on_put = True
+    # put() serializes the checkpoint before returning: the engine may pass live dicts
+
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.storage: dict[str, dict[str, dict[str, tuple[tuple[str, bytes], tuple[str, bytes], str | None]]]] = {}

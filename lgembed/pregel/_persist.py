@@ -169,6 +169,7 @@ class CheckpointedRun(Run):
             # fsyncs "sync" runs); nested graphs inherit it
             config[CONF]["__pregel_durability"] = durability
         self.pending_writes: list = []
+        self.deferred_writes: list = []
         self.lock = threading.Lock()
         self.resuming = False
         self.reapplies = True
@@ -226,9 +227,10 @@ class CheckpointedRun(Run):
         self.versions = dict(checkpoint.get("channel_versions") or {})
         self.seen = {k: dict(v) for k, v in (checkpoint.get("versions_seen") or {}).items()}
         self.seen.setdefault(INPUT, {})
-        self.saved_versions = dict(self.versions)
         self.loaded_versions = dict(self.versions)
         self.max_version = max(self.versions.values()) if self.versions else None
+        self.saved_mark = self.max_version
+        self._put_base = None
         self._set_null_version()
         updated = checkpoint.get("updated_channels")
         self.updated = set(updated) if updated else None
@@ -367,17 +369,34 @@ class CheckpointedRun(Run):
             }
         }
 
-    def put_writes(self, task_id: str, writes: list, task_path: str = "") -> None:
-        """Records a task's writes against the checkpoint its step started from (P-5)."""
+    def put_writes(self, task_id: str, writes: list, task_path: str = "", *, defer: bool = False) -> None:
+        """Records a task's writes against the checkpoint its step started from (P-5).
+
+        With `defer`, the saver gets them together with the step's checkpoint
+        (`put_step`, one transaction), unless the step fails first (then they are
+        saved at once, see `after_tick`).
+        """
         with self.lock:
             special = [c for c, _ in writes if c in _FIXED_SLOT]
             if special:
                 self.pending_writes = [w for w in self.pending_writes if not (w[0] == task_id and w[1] in special)]
             self.pending_writes.extend((task_id, c, v) for c, v in writes)
-        if self.durability != "exit":
-            self._save_writes(task_id, writes, task_path)
-        else:
+        if self.durability == "exit":
             self.exit_dirty = True
+        elif defer:
+            untracked = self.graph.untracked
+            if untracked:
+                writes = [(c, v) for c, v in writes if c not in untracked]
+            self.deferred_writes.append((task_id, writes, task_path))
+        else:
+            self._save_writes(task_id, writes, task_path)
+
+    def flush_deferred(self) -> None:
+        """Saves writes held for the step's checkpoint now (the step did not reach it)."""
+        deferred = self.deferred_writes
+        self.deferred_writes = []
+        for task_id, writes, task_path in deferred:
+            self.saver.put_writes(self._write_config(), writes, task_id, task_path)
 
     def _save_writes(self, task_id: str, writes: list, task_path: str = "") -> None:
         untracked = self.graph.untracked
@@ -409,20 +428,32 @@ class CheckpointedRun(Run):
             if data is not MISSING:
                 values[k] = data
         updated = self.updated
+        live = self.durability != "exit" and getattr(self.saver, "_lg_serializes_on_put", False)
+        # Why `live`: savers that serialize inside put() (ours) get the run's own dicts;
+        # others, and durability="exit" (saved later), get copies.
         checkpoint = {
             "v": 4,
             "id": str(uuid6(clock_seq=self.step)),
             "ts": datetime.now(timezone.utc).isoformat(),
             "channel_values": values,
-            "channel_versions": dict(self.versions),
-            "versions_seen": {k: dict(v) for k, v in self.seen.items()},
+            "channel_versions": self.versions if live else dict(self.versions),
+            "versions_seen": self.seen if live else {k: dict(v) for k, v in self.seen.items()},
             "updated_channels": sorted(updated) if updated is not None else None,
         }
-        metadata = {"source": source, "step": self.step, "parents": dict(self.parents)}
+        metadata = {"source": source, "step": self.step, "parents": self.parents}
         if self.durability != "exit":
-            new_versions = {k: v for k, v in self.versions.items() if self.saved_versions.get(k) != v}
-            self.saver.put(self._put_config(), checkpoint, metadata, new_versions)
-            self.saved_versions = dict(self.versions)
+            mark = self.saved_mark
+            if mark is None:
+                new_versions = dict(self.versions)
+            else:
+                new_versions = {k: v for k, v in self.versions.items() if v > mark}
+            deferred = self.deferred_writes
+            if deferred:
+                self.deferred_writes = []
+                self.saver.put_step(self._put_config(), checkpoint, metadata, new_versions, deferred)
+            else:
+                self.saver.put(self._put_config(), checkpoint, metadata, new_versions)
+            self.saved_mark = self.max_version
             self.saved_config = {CONF: {"thread_id": self.thread_id, CONFIG_KEY_CHECKPOINT_NS: self.ns_value, CONFIG_KEY_CHECKPOINT_ID: checkpoint["id"]}}
         else:
             self.exit_dirty = True
@@ -439,17 +470,20 @@ class CheckpointedRun(Run):
     prev_checkpoint_id: Any = None
 
     def _put_config(self) -> dict:
-        cfg = dict(self.config)
-        configurable = dict(cfg[CONF])
-        configurable["thread_id"] = self.thread_id
-        configurable[CONFIG_KEY_CHECKPOINT_NS] = self.ns_value
-        configurable[CONFIG_KEY_CHECKPOINT_ID] = self.checkpoint_id if self.checkpoint_metadata.get("step", -2) != -2 else None
-        if configurable[CONFIG_KEY_CHECKPOINT_ID] is None:
-            configurable.pop(CONFIG_KEY_CHECKPOINT_ID)
-        cfg[CONF] = configurable
-        return cfg
+        base = self._put_base
+        if base is None:
+            configurable = {
+                k: v for k, v in self.config[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID and not k.startswith("__lgembed")
+            }
+            configurable["thread_id"] = self.thread_id
+            configurable[CONFIG_KEY_CHECKPOINT_NS] = self.ns_value
+            base = self._put_base = (self.config.get("metadata") or {}, configurable)
+        configurable = base[1]
+        if self.checkpoint_metadata.get("step", -2) != -2:
+            configurable = {**configurable, CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id}
+        return {"metadata": base[0], CONF: configurable}
 
-    def close(self) -> None:
+    def _close_exit(self) -> None:
         """Run end: with durability="exit", saves the last checkpoint and its pending writes once (P-14)."""
         if self.durability != "exit" or not self.exit_dirty:
             return
@@ -605,7 +639,9 @@ class CheckpointedRun(Run):
         super().commit(task)
         error = task.error
         if error is None:
-            self.put_writes(task.id, list(task.writes), _path_str(task.path))
+            # a lone task's writes travel with the step's checkpoint (one saver transaction)
+            defer = len(self.tasks) == 1 and self.durability == "async" and not self.pending_handlers
+            self.put_writes(task.id, list(task.writes), _path_str(task.path), defer=defer)
         elif isinstance(error, GraphInterrupt):
             writes = [(INTERRUPT, task.interrupts)] if task.interrupts else []
             if writes:
@@ -617,6 +653,19 @@ class CheckpointedRun(Run):
 
     def end_step(self) -> None:
         self.put_checkpoint("loop")
+
+    def after_tick(self) -> None:
+        try:
+            super().after_tick()
+        except BaseException:
+            if self.deferred_writes:
+                self.flush_deferred()
+            raise
+
+    def close(self) -> None:
+        if self.deferred_writes:
+            self.flush_deferred()
+        self._close_exit()
 
     def apply_interrupted_step(self) -> None:
         # the checkpoint stays at the step start; siblings' writes are applied in memory (I-5)
