@@ -8,9 +8,8 @@ from __future__ import annotations
 import sys
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar, Union
+from typing import Any, Callable, ClassVar, Generic, Literal, NamedTuple, Sequence, TypeVar
 
-from lgembed.errors import GraphInterrupt
 
 __all__ = (
     "All",

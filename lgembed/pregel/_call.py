@@ -11,7 +11,6 @@ import inspect
 import warnings
 from typing import Any
 
-from lgembed._constants import CONF, CONFIG_KEY_RUNTIME
 
 _EMPTY = inspect.Parameter.empty
 _VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)

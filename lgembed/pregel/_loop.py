@@ -15,7 +15,6 @@ from typing import Any
 from lgembed._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_MAP,
-    END,
     ERROR,
     ERROR_SOURCE_NODE,
     INPUT,
@@ -24,7 +23,6 @@ from lgembed._constants import (
     PULL,
     PUSH,
     RETURN,
-    START,
     TASKS,
 )
 from lgembed._speedups import apply_writes, node_triggered, triggered_nodes
@@ -36,7 +34,6 @@ from lgembed.errors import (
     GraphInterrupt,
     NodeError,
     GraphRecursionError,
-    InvalidUpdateError,
 )
 from lgembed.config import _TASK
 from lgembed.errors import add_note
@@ -278,16 +275,7 @@ class Run:
         writes = self.graph.map_input(input)
         if not writes:
             raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
-        self.updated = apply_writes(
-            self.channels,
-            self.versions,
-            self.seen,
-            [_InputTask(writes)],
-            self.next_version(),
-            self.graph.trigger_to_nodes,
-            self.live,
-            self.graph.finishing,
-        )
+        self.updated = self.apply([_InputTask(writes)])
         self.step += 1
 
     # --- tick ---------------------------------------------------------------------------
@@ -531,19 +519,24 @@ class Run:
         tasks = self.tasks
         if len(tasks) > 1:
             tasks = sorted(tasks, key=_order)
-        self.updated = updated = apply_writes(
+        self.updated = updated = self.apply(tasks)
+        if "values" in self.modes:
+            self._maybe_emit_values(updated, tasks)
+        self.end_step()
+
+    def apply(self, tasks: list) -> set:
+        """apply_writes over this run's channels, versions and versions-seen; returns the updated channels."""
+        graph = self.graph
+        return apply_writes(
             self.channels,
             self.versions,
             self.seen,
             tasks,
             self.next_version(),
-            self.graph.trigger_to_nodes,
+            graph.trigger_to_nodes,
             self.live,
-            self.graph.finishing,
+            graph.finishing,
         )
-        if "values" in self.modes:
-            self._maybe_emit_values(updated, tasks)
-        self.end_step()
 
     def end_step(self) -> None:
         """Advances to the next step (checkpointed runs save a checkpoint here)."""
@@ -574,16 +567,7 @@ class Run:
         if not any(c != INTERRUPT and c != ERROR for t in tasks for c, _ in t.writes):
             return
         tasks = sorted(tasks, key=_order)
-        updated = apply_writes(
-            self.channels,
-            self.versions,
-            self.seen,
-            tasks,
-            self.next_version(),
-            self.graph.trigger_to_nodes,
-            self.live,
-            self.graph.finishing,
-        )
+        updated = self.apply(tasks)
         if "values" in self.modes:
             self._maybe_emit_values(updated, tasks)
 

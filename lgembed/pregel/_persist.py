@@ -21,12 +21,10 @@ from lgembed._constants import (
     ERROR_SOURCE_NODE,
     INPUT,
     INTERRUPT,
-    NO_WRITES,
     NULL_TASK_ID,
     RESUME,
     RETURN,
 )
-from lgembed._speedups import apply_writes
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
 from lgembed.pregel._loop import Run, _InputTask
@@ -317,16 +315,7 @@ class CheckpointedRun(Run):
             if c == RESUME:
                 self.null_resume = v
         if null_writes:
-            updated = apply_writes(
-                self.channels,
-                self.versions,
-                self.seen,
-                [_InputTask(null_writes)],
-                self.next_version(),
-                self.graph.trigger_to_nodes,
-                self.live,
-                self.graph.finishing,
-            )
+            updated = self.apply([_InputTask(null_writes)])
             if self.updated is not None:
                 self.updated |= updated
         if is_resuming:
@@ -345,16 +334,7 @@ class CheckpointedRun(Run):
             raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
         # L-8: the tasks the saved checkpoint would run next are abandoned
         discard = self.prepare() if self.versions else []
-        self.updated = apply_writes(
-            self.channels,
-            self.versions,
-            self.seen,
-            [*sorted(discard, key=_order), _InputTask(input_writes)],
-            self.next_version(),
-            self.graph.trigger_to_nodes,
-            self.live,
-            self.graph.finishing,
-        )
+        self.updated = self.apply([*sorted(discard, key=_order), _InputTask(input_writes)])
         self.put_checkpoint("input")
 
     # --- pending writes ----------------------------------------------------------------
@@ -417,10 +397,21 @@ class CheckpointedRun(Run):
         """Saves the current state as a new checkpoint, then advances the step (L-47, P-1, P-2)."""
         from lgembed.checkpoint._id import uuid6
 
+        live = self.durability != "exit" and getattr(self.saver, "_lg_serializes_on_put", False)
+        # Why `live`: savers that serialize inside put() (ours) get the run's own dicts
+        # and only the values of channels with a new version (the only ones they store);
+        # others, and durability="exit" (saved later), get complete copies.
+        new_versions = None
+        if self.durability != "exit":
+            mark = self.saved_mark
+            if mark is None:
+                new_versions = dict(self.versions)
+            else:
+                new_versions = {k: v for k, v in self.versions.items() if v > mark}
         channels = self.channels
         values = {}
         untracked = self.graph.untracked
-        for k, v in self.versions.items():
+        for k in new_versions if live else self.versions:
             ch = channels.get(k)
             if ch is None or k in untracked:
                 continue
@@ -428,9 +419,6 @@ class CheckpointedRun(Run):
             if data is not MISSING:
                 values[k] = data
         updated = self.updated
-        live = self.durability != "exit" and getattr(self.saver, "_lg_serializes_on_put", False)
-        # Why `live`: savers that serialize inside put() (ours) get the run's own dicts;
-        # others, and durability="exit" (saved later), get copies.
         checkpoint = {
             "v": 4,
             "id": str(uuid6(clock_seq=self.step)),
@@ -441,12 +429,7 @@ class CheckpointedRun(Run):
             "updated_channels": sorted(updated) if updated is not None else None,
         }
         metadata = {"source": source, "step": self.step, "parents": self.parents}
-        if self.durability != "exit":
-            mark = self.saved_mark
-            if mark is None:
-                new_versions = dict(self.versions)
-            else:
-                new_versions = {k: v for k, v in self.versions.items() if v > mark}
+        if new_versions is not None:
             deferred = self.deferred_writes
             if deferred:
                 self.deferred_writes = []

@@ -20,12 +20,10 @@ from lgembed._constants import (
     NULL_TASK_ID,
     PUSH,
 )
-from lgembed._speedups import apply_writes
 from lgembed.errors import InvalidUpdateError
 from lgembed.pregel._loop import _InputTask
 from lgembed.pregel._persist import (
     CheckpointedRun,
-    empty_checkpoint,
     read_task_statuses,
     tasks_with_writes,
 )
@@ -75,16 +73,7 @@ def _apply_null_writes(run: CheckpointedRun, pending: list) -> set:
     null_writes = [(c, v) for t, c, v in pending if t == NULL_TASK_ID]
     if not null_writes:
         return set()
-    return apply_writes(
-        run.channels,
-        run.versions,
-        run.seen,
-        [_InputTask(null_writes)],
-        run.next_version(),
-        run.graph.trigger_to_nodes,
-        run.live,
-        run.graph.finishing,
-    )
+    return run.apply([_InputTask(null_writes)])
 
 
 def snapshot(graph: Any, config: dict, saved: Any, saver: Any, *, live: bool, recurse: bool = False) -> StateSnapshot:
@@ -117,16 +106,7 @@ def snapshot(graph: Any, config: dict, saved: Any, saver: Any, *, live: bool, re
                 task.writes = list(status.output)
         done = sorted((t for t in tasks if t.writes), key=lambda t: t.order)
         if done:
-            apply_writes(
-                run.channels,
-                run.versions,
-                run.seen,
-                done,
-                run.next_version(),
-                graph.trigger_to_nodes,
-                run.live,
-                graph.finishing,
-            )
+            run.apply(done)
     records = tasks_with_writes(tasks, pending, states, graph.stream_channels, live=live)
     return StateSnapshot(
         values=run.read_output(graph.stream_channels),
@@ -305,10 +285,7 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_fi
                 status = statuses.get(task.id)
                 if status is not None:
                     task.writes = list(status.output)
-            run.updated |= apply_writes(
-                run.channels, run.versions, run.seen, sorted(tasks, key=lambda t: t.order),
-                run.next_version(), graph.trigger_to_nodes, run.live, graph.finishing,
-            )
+            run.updated |= run.apply(sorted(tasks, key=lambda t: t.order))
         new = _put(run, saver, put_config, "update", step + 1, parents)
         return patch_checkpoint_map(new, saved.metadata if saved else None)
     if as_node == INPUT:
@@ -320,10 +297,7 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_fi
         _store_update_writes(
             saver, config, saved, is_first, [(str(uuid.uuid5(uuid.UUID(run.checkpoint_id), INPUT)), writes, "")]
         )
-        run.updated = apply_writes(
-            run.channels, run.versions, run.seen, [_InputTask(writes)],
-            run.next_version(), graph.trigger_to_nodes, run.live, graph.finishing,
-        )
+        run.updated = run.apply([_InputTask(writes)])
         next_step = step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
         new = _put(run, saver, put_config, "input", next_step, parents)
         return patch_checkpoint_map(new, saved.metadata if saved else None)
@@ -380,9 +354,6 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_fi
     from lgembed.pregel._persist import _path_str
 
     _store_update_writes(saver, config, saved, is_first, [(t.id, t.writes, _path_str(t.path)) for t in tasks])
-    apply_writes(
-        run.channels, run.versions, run.seen, tasks,
-        run.next_version(), graph.trigger_to_nodes, run.live, graph.finishing,
-    )
+    run.apply(tasks)
     new = _put(run, saver, put_config, "update", step + 1, parents)
     return patch_checkpoint_map(new, saved.metadata if saved else None)

@@ -14,12 +14,11 @@ from lgembed._constants import (
     CONF,
     DEFAULT_RECURSION_LIMIT,
     INTERRUPT,
-    NULL_TASK_ID,
     RESUME,
     START,
     TASKS,
 )
-from lgembed.errors import EmptyInputError, GraphInterrupt, InvalidUpdateError
+from lgembed.errors import EmptyInputError, InvalidUpdateError
 from lgembed.pregel._loop import Run, _InputTask
 from lgembed.types import Command, GraphOutput, Send
 
@@ -302,18 +301,7 @@ class Pregel:
             writes = self._command_writes(input)
             if not writes:
                 raise EmptyInputError("Received empty Command input")
-            from lgembed._speedups import apply_writes
-
-            apply_writes(
-                run.channels,
-                run.versions,
-                run.seen,
-                [_InputTask(writes)],
-                run.next_version(),
-                self.trigger_to_nodes,
-                run.live,
-                self.finishing,
-            )
+            run.apply([_InputTask(writes)])
         run.start(input)
         return run
 
