@@ -323,6 +323,10 @@ class SharedEnv:
                             self._dbs[name] = self.env.open_db(name, create=True)
                         except lmdb.MapFullError:
                             full = True
+                        except lmdb.MapResizedError:
+                            # another process grew the map: take its size and try again
+                            self._adopt_locked()
+                            continue
                         except lmdb.Error as e:
                             raise map_error(e, f"{owner}: opening database {name.decode()!r}", self.path) from e
                         if full:
@@ -568,18 +572,26 @@ class EnvironmentRegistry:
             entry = self._entries.get(key)
             if entry is None:
                 flags = _ENV_FLAGS[fsync or "deferred"]
-                try:
-                    handle = lmdb.open(
-                        key,
-                        map_size=map_size,
-                        max_dbs=MAX_DBS,
-                        subdir=True,
-                        lock=True,
-                        mode=0o600,
-                        **flags,
-                    )
-                except lmdb.Error as e:
-                    raise map_error(e, f"Opening for {owner}", key) from e
+                attempts = 0
+                while True:
+                    try:
+                        handle = lmdb.open(
+                            key,
+                            map_size=map_size,
+                            max_dbs=MAX_DBS,
+                            subdir=True,
+                            lock=True,
+                            mode=0o600,
+                            **flags,
+                        )
+                        break
+                    except lmdb.MapResizedError as e:
+                        # another process grew the map while this one opened it: open again
+                        attempts += 1
+                        if attempts >= 5:
+                            raise map_error(e, f"Opening for {owner}", key) from e
+                    except lmdb.Error as e:
+                        raise map_error(e, f"Opening for {owner}", key) from e
                 entry = self._entries[key] = SharedEnv(handle, key, owned=True)
             _check_policy(entry, fsync, owner)
             entry.refs += 1
