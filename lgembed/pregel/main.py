@@ -3,6 +3,10 @@
 `Pregel` holds the compiled layout (nodes, channel prototypes, trigger index) and
 exposes LangGraph's run API: invoke / stream / batch and their async twins. One
 run's state lives in `lgembed.pregel._loop.Run`; task execution in `_runner`.
+
+Why over 600 lines: LangGraph's public run and state methods each take a dozen
+keyword arguments with docstrings, in sync and async forms; the logic behind them
+lives in `_loop`, `_persist`, `_state` and `_runner`.
 """
 
 from __future__ import annotations
