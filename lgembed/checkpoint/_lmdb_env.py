@@ -659,3 +659,50 @@ def _check_policy(entry: SharedEnv, fsync: str | None, owner: str) -> None:
 
 ENVIRONMENTS = EnvironmentRegistry()
 """The process-wide registry of open environments (see `EnvironmentRegistry`)."""
+
+
+class EnvUser:
+    """Lifecycle shared by LmdbSaver and LmdbStore: each is one user of a SharedEnv.
+
+    Subclasses set `_shared` (from `ENVIRONMENTS.acquire`) and `_closed = False`.
+    """
+
+    _shared: SharedEnv
+    _closed: bool
+
+    @property
+    def env(self) -> Any:
+        """The `lmdb.Environment` (pass it to `LmdbSaver(env=...)` / `LmdbStore(env=...)` to share it)."""
+        return self._shared.env
+
+    @property
+    def path(self) -> str:
+        """Real path of the environment directory."""
+        return self._shared.path
+
+    def sync(self) -> None:
+        """Forces everything committed so far onto the disk (one fdatasync).
+
+        Raises:
+            LmdbError: when the flush fails (LmdbDiskFullError when the disk is full).
+        """
+        self._shared.sync(f"{type(self).__name__}.sync()")
+
+    def close(self) -> None:
+        """Releases the environment; the last user of an environment opened here flushes
+        and closes it. Closing twice does nothing; an environment passed in by the caller
+        stays open.
+
+        Raises:
+            LmdbError: when the final flush fails.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        ENVIRONMENTS.release(self._shared)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

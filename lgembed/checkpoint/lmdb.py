@@ -119,6 +119,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lgembed.checkpoint._lmdb_env import (
+    EnvUser,
     DEFAULT_MAP_SIZE,
     DEFAULT_MAX_MAP_SIZE,
     ENVIRONMENTS,
@@ -201,7 +202,7 @@ def _positive(name: str, value: Any, *, optional: bool = False) -> None:
         raise ValueError(msg)
 
 
-class LmdbSaver(BaseCheckpointSaver[str]):
+class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
     """A checkpoint saver that keeps checkpoints in an LMDB environment (a directory).
 
     Example:
@@ -294,16 +295,6 @@ class LmdbSaver(BaseCheckpointSaver[str]):
     # --- lifecycle ------------------------------------------------------------------
 
     @property
-    def env(self) -> Any:
-        """The `lmdb.Environment` (pass it to `LmdbStore(env=...)` to share it)."""
-        return self._shared.env
-
-    @property
-    def path(self) -> str:
-        """Real path of the environment directory."""
-        return self._shared.path
-
-    @property
     def fsync(self) -> str:
         """The fsync policy in force ("deferred", "commit" or "always")."""
         return self._shared.fsync
@@ -311,34 +302,9 @@ class LmdbSaver(BaseCheckpointSaver[str]):
     def __repr__(self) -> str:
         return f"LmdbSaver({self.path!r}, fsync={self.fsync!r}, keep_last={self.keep_last!r})"
 
-    def sync(self) -> None:
-        """Forces every committed checkpoint onto the disk (one fdatasync).
-
-        Raises:
-            LmdbError: when the flush fails (LmdbDiskFullError when the disk is full).
-        """
-        self._shared.sync("LmdbSaver.sync()")
-
-    flush = sync
-
-    def close(self) -> None:
-        """Releases the environment; the last user of an environment opened here flushes and closes it.
-
-        Closing twice does nothing. An environment passed in by the caller stays open.
-
-        Raises:
-            LmdbError: when the final flush fails.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        ENVIRONMENTS.release(self._shared)
-
-    def __enter__(self) -> LmdbSaver:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def flush(self) -> None:
+        """Alias of `sync()`."""
+        self.sync()
 
     async def __aenter__(self) -> LmdbSaver:
         return self

@@ -50,6 +50,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lgembed.checkpoint._lmdb_env import (
+    EnvUser,
     DEFAULT_MAP_SIZE,
     DEFAULT_MAX_MAP_SIZE,
     ENVIRONMENTS,
@@ -136,7 +137,7 @@ def _split_item_key(key: bytes) -> tuple[tuple[str, ...], str]:
     return labels, decode_parts(item, 1)[0]
 
 
-class LmdbStore(BaseStore):
+class LmdbStore(EnvUser, BaseStore):
     """A store that keeps its items in an LMDB environment (a directory).
 
     Args:
@@ -232,43 +233,8 @@ class LmdbStore(BaseStore):
 
     # --- lifecycle ------------------------------------------------------------------
 
-    @property
-    def env(self) -> Any:
-        """The `lmdb.Environment` (shareable with `LmdbSaver(env=...)`)."""
-        return self._shared.env
-
-    @property
-    def path(self) -> str:
-        """Real path of the environment directory."""
-        return self._shared.path
-
     def __repr__(self) -> str:
         return f"LmdbStore({self.path!r}, fsync={self._shared.fsync!r})"
-
-    def sync(self) -> None:
-        """Forces every committed batch onto the disk (one fdatasync).
-
-        Raises:
-            LmdbError: when the flush fails.
-        """
-        self._shared.sync("LmdbStore.sync()")
-
-    def close(self) -> None:
-        """Releases the environment (closing it if this was its last user); twice does nothing.
-
-        Raises:
-            LmdbError: when the final flush fails.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        ENVIRONMENTS.release(self._shared)
-
-    def __enter__(self) -> LmdbStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # --- batches --------------------------------------------------------------------
 
