@@ -106,33 +106,47 @@ async def _anode_body(task: Any) -> None:
         await branch.aroute(task, returned, writes)
 
 
+def _begin_attempt(task: Any) -> None:
+    """Clears what a previous attempt of the task left (E-5)."""
+    task.writes = []
+    task.interrupt_idx = 0
+    task.subgraph_counter = 0
+
+
+def _after_failure(task: Any, exc: Exception, attempts: int) -> float | None:
+    """Decides what a failed attempt means: returns the delay before the next attempt,
+    or None when the task is done (a Command for this graph applied, an interrupt or a
+    command bubbling up, or a failure that is not retried, which is stored in task.error)."""
+    if isinstance(exc, ParentCommand):
+        if _command_for_task(task, exc):
+            return None
+        _retarget_parent_command(task, exc)
+        task.error = exc
+        return None
+    if isinstance(exc, GraphBubbleUp):
+        task.error = exc  # interrupts are never retried (E-5)
+        return None
+    add_note(exc, f"During task with name '{task.name}' and id '{task.id}'")
+    delay = _retry_delay(task, exc, attempts)
+    if delay is None:
+        task.error = exc
+    return delay
+
+
 def execute(task: Any) -> None:
     """Runs `task` with retries in the current thread; stores an exception in `task.error`."""
     token = _TASK.set(task)
     attempts = 0
     try:
         while True:
+            _begin_attempt(task)
             try:
-                task.writes = []
-                task.interrupt_idx = 0
-                task.subgraph_counter = 0
                 _node_body(task)
                 return
-            except ParentCommand as exc:
-                if _command_for_task(task, exc):
-                    return
-                _retarget_parent_command(task, exc)
-                task.error = exc
-                return
-            except GraphBubbleUp as exc:
-                task.error = exc
-                return
             except Exception as exc:
-                add_note(exc, f"During task with name '{task.name}' and id '{task.id}'")
                 attempts += 1
-                delay = _retry_delay(task, exc, attempts)
+                delay = _after_failure(task, exc, attempts)
                 if delay is None:
-                    task.error = exc
                     return
                 time.sleep(delay)
                 logger.info(
@@ -155,31 +169,18 @@ async def aexecute(task: Any) -> None:
     attempts = 0
     try:
         while True:
+            _begin_attempt(task)
             try:
-                task.writes = []
-                task.interrupt_idx = 0
-                task.subgraph_counter = 0
                 timeout = task.node.timeout
                 if timeout is not None and timeout.run_timeout is not None:
                     await _with_timeout(task, timeout.run_timeout)
                 else:
                     await _anode_body(task)
                 return
-            except ParentCommand as exc:
-                if _command_for_task(task, exc):
-                    return
-                _retarget_parent_command(task, exc)
-                task.error = exc
-                return
-            except GraphBubbleUp as exc:
-                task.error = exc
-                return
             except Exception as exc:
-                add_note(exc, f"During task with name '{task.name}' and id '{task.id}'")
                 attempts += 1
-                delay = _retry_delay(task, exc, attempts)
+                delay = _after_failure(task, exc, attempts)
                 if delay is None:
-                    task.error = exc
                     return
                 await asyncio.sleep(delay)
     finally:
