@@ -10,9 +10,10 @@ ids have LangGraph's shape but not its values.
 from __future__ import annotations
 
 
-def _digest(data: bytes) -> str:
-    from hashlib import blake2b
+from hashlib import blake2b  # this module is imported on first use of an id, never by `import lgembed.graph`
 
+
+def _digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 

@@ -31,7 +31,7 @@ import random
 import time
 import uuid
 
-__all__ = ("uuid6",)
+__all__ = ("uuid6", "uuid6_str")
 
 _GREGORIAN_OFFSET = 0x01B21DD213814000
 # 100 ns intervals between the UUID epoch (1582-10-15) and the Unix epoch
@@ -71,3 +71,21 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
         | (node & 0xFFFF_FFFF_FFFF)
     )
     return uuid.UUID(int=value)
+
+
+def uuid6_str(clock_seq: int) -> str:
+    """`str(uuid6(clock_seq=clock_seq))` without building a `uuid.UUID` (once per checkpoint)."""
+    timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
+    with _LOCK:
+        if timestamp <= _LAST_TIMESTAMP[0]:
+            timestamp = _LAST_TIMESTAMP[0] + 1
+        _LAST_TIMESTAMP[0] = timestamp
+    h = "%032x" % (
+        ((timestamp >> 12) & 0xFFFF_FFFF_FFFF) << 80
+        | 0x6 << 76
+        | (timestamp & 0x0FFF) << 64
+        | 0b10 << 62
+        | (clock_seq & 0x3FFF) << 48
+        | random.getrandbits(48)
+    )
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

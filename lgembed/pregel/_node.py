@@ -58,6 +58,7 @@ class PregelNode:
         "is_error_handler",
         "subgraphs",
         "sorted_triggers",
+        "pull_path",
     )
 
     def __init__(self, name: str, *, triggers: list, reads: Any, proc: Any, output_keys: Sequence[str]) -> None:
@@ -84,6 +85,8 @@ class PregelNode:
         self.is_error_handler = False
         self.subgraphs: tuple = ()
         self.sorted_triggers: tuple = tuple(sorted(triggers))
+        self.pull_path = f"~__pregel_pull, {name}"
+        # LangGraph's task_path_str of this node's PULL tasks (P-5 write order)
 
     # --- input ---------------------------------------------------------------------
 

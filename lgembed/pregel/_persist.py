@@ -32,6 +32,7 @@ from lgembed._constants import (
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
 from lgembed.pregel._loop import Run, _InputTask
+from lgembed.checkpoint._id import uuid6_str
 from lgembed.pregel._task import Task
 from lgembed.types import Command, PregelTask
 
@@ -212,12 +213,10 @@ class CheckpointedRun(Run):
             checkpoint = empty_checkpoint()
             metadata: dict = {"step": -2}
             pending: list = []
-            self.saved_config = None
         else:
             checkpoint = saved.checkpoint
             metadata = saved.metadata or {}
             pending = list(saved.pending_writes or [])
-            self.saved_config = saved.config
         self.checkpoint = checkpoint
         self.checkpoint_metadata = metadata
         self.checkpoint_id = checkpoint["id"]
@@ -399,8 +398,6 @@ class CheckpointedRun(Run):
 
     def put_checkpoint(self, source: str) -> None:
         """Saves the current state as a new checkpoint, then advances the step (L-47, P-1, P-2)."""
-        from lgembed.checkpoint._id import uuid6
-
         live = self.durability != "exit" and getattr(self.saver, "_lg_serializes_on_put", False)
         # Why `live`: savers that serialize inside put() (ours) get the run's own dicts
         # and only the values of channels with a new version (the only ones they store);
@@ -425,7 +422,7 @@ class CheckpointedRun(Run):
         updated = self.updated
         checkpoint = {
             "v": 4,
-            "id": str(uuid6(clock_seq=self.step)),
+            "id": uuid6_str(self.step),
             "ts": datetime.now(timezone.utc).isoformat(),
             "channel_values": values,
             "channel_versions": self.versions if live else dict(self.versions),
@@ -441,7 +438,6 @@ class CheckpointedRun(Run):
             else:
                 self.saver.put(self._put_config(), checkpoint, metadata, new_versions)
             self.saved_mark = self.max_version
-            self.saved_config = {CONF: {"thread_id": self.thread_id, CONFIG_KEY_CHECKPOINT_NS: self.ns_value, CONFIG_KEY_CHECKPOINT_ID: checkpoint["id"]}}
         else:
             self.exit_dirty = True
             if self.exit_parent is MISSING:
@@ -628,15 +624,15 @@ class CheckpointedRun(Run):
         if error is None:
             # a lone task's writes travel with the step's checkpoint (one saver transaction)
             defer = len(self.tasks) == 1 and self.durability == "async" and not self.pending_handlers
-            self.put_writes(task.id, list(task.writes), _path_str(task.path), defer=defer)
+            self.put_writes(task.id, list(task.writes), _task_path(task), defer=defer)
         elif isinstance(error, GraphInterrupt):
             writes = [(INTERRUPT, task.interrupts)] if task.interrupts else []
             if writes:
                 if task.resume_values:
                     writes.append((RESUME, list(task.resume_values)))
-                self.put_writes(task.id, writes, _path_str(task.path))
+                self.put_writes(task.id, writes, _task_path(task))
         elif not isinstance(error, GraphBubbleUp):
-            self.put_writes(task.id, list(task.writes), _path_str(task.path))
+            self.put_writes(task.id, list(task.writes), _task_path(task))
 
     def end_step(self) -> None:
         self.put_checkpoint("loop")
@@ -692,11 +688,19 @@ class CheckpointedRun(Run):
             configurable["__pregel_resume_map"] = self.resume_map
 
     def save_resume(self, task: Task) -> None:
-        self.put_writes(task.id, [(RESUME, list(task.resume_values or ()))], _path_str(task.path))
+        self.put_writes(task.id, [(RESUME, list(task.resume_values or ()))], _task_path(task))
 
 
 def _order(task: Any) -> tuple:
     return task.order
+
+
+def _task_path(task: Task) -> str:
+    """The task's path string as savers sort writes by (P-5); PULL paths are per node."""
+    path = task.path
+    if len(path) == 2 and path[0] == "__pregel_pull" and task.node is not None:
+        return task.node.pull_path
+    return _path_str(path)
 
 
 def _path_str(path: tuple) -> str:
