@@ -670,6 +670,36 @@ class EnvUser:
     _shared: SharedEnv
     _closed: bool
 
+    def _attach(
+        self, path: Any, *, env: Any, fsync: Any, map_size: int, kind: str, version: int, names: tuple
+    ) -> list:
+        """Acquires the environment, checks the data format of `kind`, opens the named
+        databases; returns their handles. Releases the environment again on failure."""
+        owner = type(self).__name__
+        self._closed = False
+        self._shared = ENVIRONMENTS.acquire(path, env=env, owner=owner, fsync=fsync, map_size=map_size)
+        try:
+            self._shared.check_format(kind, version, owner)
+            return [self._shared.db(name, owner) for name in names]
+        except BaseException:
+            ENVIRONMENTS.release(self._shared)
+            raise
+
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(cls, path: str | os.PathLike, **kwargs: Any) -> Iterator[Any]:
+        """An instance over the environment at `path` (created if missing), closed when
+        the block ends; `kwargs` are the class's keyword options.
+
+        Raises:
+            As the class's constructor.
+        """
+        user = cls(path, **kwargs)
+        try:
+            yield user
+        finally:
+            user.close()
+
     @property
     def env(self) -> Any:
         """The `lmdb.Environment` (pass it to `LmdbSaver(env=...)` / `LmdbStore(env=...)` to share it)."""

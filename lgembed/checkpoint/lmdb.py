@@ -110,7 +110,6 @@ implement them keeps the whole on-disk format reviewable in one place.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import struct
@@ -129,7 +128,6 @@ from lgembed.checkpoint._lmdb_env import (
     LmdbDiskFullError,
     LmdbError,
     LmdbMapFullError,
-    SharedEnv,
     decode_parts,
     enc,
     enc_name,
@@ -262,35 +260,15 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         self.keep_last = keep_last
         self._puts_since_flush = 0
         self._counter_lock = threading.Lock()
-        self._closed = False
-        self._shared: SharedEnv = ENVIRONMENTS.acquire(path, env=env, owner="LmdbSaver", fsync=fsync, map_size=map_size)
-        try:
-            self._shared.check_format("checkpoint", FORMAT_VERSION, "LmdbSaver")
-            self._ckpt = self._shared.db(_CHECKPOINTS, "LmdbSaver")
-            self._meta = self._shared.db(_METADATA, "LmdbSaver")
-            self._blobs = self._shared.db(_BLOBS, "LmdbSaver")
-            self._writes = self._shared.db(_WRITES, "LmdbSaver")
-        except BaseException:
-            ENVIRONMENTS.release(self._shared)
-            raise
-
-    @classmethod
-    @contextlib.contextmanager
-    def from_conn_string(cls, path: str | os.PathLike, **kwargs: Any) -> Iterator[LmdbSaver]:
-        """A saver over the environment at `path`, closed when the block ends.
-
-        Args:
-            path: the environment directory (created if missing).
-            **kwargs: the keyword options of `LmdbSaver`.
-
-        Raises:
-            As `LmdbSaver(...)`.
-        """
-        saver = cls(path, **kwargs)
-        try:
-            yield saver
-        finally:
-            saver.close()
+        self._ckpt, self._meta, self._blobs, self._writes = self._attach(
+            path,
+            env=env,
+            fsync=fsync,
+            map_size=map_size,
+            kind="checkpoint",
+            version=FORMAT_VERSION,
+            names=(_CHECKPOINTS, _METADATA, _BLOBS, _WRITES),
+        )
 
     # --- lifecycle ------------------------------------------------------------------
 

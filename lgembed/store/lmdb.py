@@ -41,11 +41,10 @@ policy, `flush_every` or `sync()`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -53,10 +52,8 @@ from lgembed.checkpoint._lmdb_env import (
     EnvUser,
     DEFAULT_MAP_SIZE,
     DEFAULT_MAX_MAP_SIZE,
-    ENVIRONMENTS,
     LmdbCorruptError,
     LmdbError,
-    SharedEnv,
     decode_parts,
     enc,
 )
@@ -207,29 +204,15 @@ class LmdbStore(EnvUser, BaseStore):
         """Always None: no embedding model."""
         self._writes_since_flush = 0
         self._counter_lock = threading.Lock()
-        self._closed = False
-        self._shared: SharedEnv = ENVIRONMENTS.acquire(path, env=env, owner="LmdbStore", fsync=fsync, map_size=map_size)
-        try:
-            self._shared.check_format("store", FORMAT_VERSION, "LmdbStore")
-            self._items = self._shared.db(_ITEMS, "LmdbStore")
-            self._namespaces = self._shared.db(_NAMESPACES, "LmdbStore")
-        except BaseException:
-            ENVIRONMENTS.release(self._shared)
-            raise
-
-    @classmethod
-    @contextlib.contextmanager
-    def from_conn_string(cls, path: str | os.PathLike, **kwargs: Any) -> Iterator[LmdbStore]:
-        """A store over the environment at `path`, closed when the block ends.
-
-        Raises:
-            As `LmdbStore(...)`.
-        """
-        store = cls(path, **kwargs)
-        try:
-            yield store
-        finally:
-            store.close()
+        self._items, self._namespaces = self._attach(
+            path,
+            env=env,
+            fsync=fsync,
+            map_size=map_size,
+            kind="store",
+            version=FORMAT_VERSION,
+            names=(_ITEMS, _NAMESPACES),
+        )
 
     # --- lifecycle ------------------------------------------------------------------
 
