@@ -122,8 +122,11 @@ class Run:
         self.resuming = False
         self.out: deque = deque()
         self.waker: Any = None
-        # channels: fresh copies of the graph's channel prototypes
-        self.channels: dict = {k: ch.from_checkpoint(MISSING) for k, ch in graph._specs.items()}
+        # channels: fresh copies of the graph's channel prototypes (a checkpointed run
+        # builds them from the loaded checkpoint instead)
+        self.channels: dict = (
+            {k: ch.from_checkpoint(MISSING) for k, ch in graph._specs.items()} if self._new_channels else {}
+        )
         self.versions: dict = {}
         self.seen: dict = {INPUT: {}}
         self.max_version: Any = None
@@ -212,6 +215,8 @@ class Run:
         self.lazy_values = True
 
     lazy_values = False
+    _new_channels = True
+    # whether __init__ creates empty channels (CheckpointedRun loads them)
 
     def emit_values(self, payload_fn: Any) -> None:
         if self.lazy_values:

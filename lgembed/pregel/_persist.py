@@ -162,6 +162,8 @@ def empty_checkpoint() -> dict:
 class CheckpointedRun(Run):
     """A run of a graph with a checkpointer (L-2…L-9, L-13, P-5, P-14, P-40)."""
 
+    _new_channels = False
+
     def __init__(self, graph: Any, config: dict, *, saver: Any, durability: Any, **kwargs: Any) -> None:
         super().__init__(graph, config, **kwargs)
         self.saver = saver
