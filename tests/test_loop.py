@@ -443,6 +443,34 @@ def test_parallel_sync_tasks_run_concurrently():
     assert builder.compile().invoke({"log": []}) == {"log": ["p1", "p2"]}
 
 
+@pytest.mark.parametrize("api", ["invoke", "stream"])
+def test_many_parallel_sync_tasks_all_start(api):
+    """L-30: every task of a wide step runs at the same time (all reach the barrier),
+    though worker threads start one after another. The width stays within the default
+    pool size, min(32, CPUs + 4), as in LangGraph."""
+    width = 5
+    barrier = threading.Barrier(width, timeout=5)
+
+    def meet(name):
+        def node(state):
+            barrier.wait()
+            return {"log": [name]}
+
+        return node
+
+    builder = StateGraph(Log)
+    names = [f"p{i:02d}" for i in range(width)]
+    for name in names:
+        builder.add_node(name, meet(name))
+        builder.add_edge(START, name)
+    app = builder.compile()
+    if api == "invoke":
+        out = app.invoke({"log": []})
+    else:
+        out = list(app.stream({"log": []}, stream_mode="values"))[-1]
+    assert out == {"log": names}
+
+
 def test_parallel_async_tasks_run_concurrently():
     """L-30: the async API runs a step's async tasks concurrently (each awaits the other)."""
 

@@ -7,6 +7,7 @@ reach `Run.commit` (completion order, as LangGraph streams them).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import time
@@ -232,21 +233,31 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
 
     n_workers = min(n_workers, POOL_SIZE)
 
+    # Workers start one after another: each submits the next one before running its
+    # first task while tasks are still queued, so short tasks that the caller finishes
+    # itself wake no thread, and blocking tasks still all start (L-30).
+    started = itertools.count(1)
+    executor = run.graph._executor() if n_workers > 0 else None
+
+    def spawn() -> None:
+        if next(started) <= n_workers:
+            executor.submit(work)
+
     def work() -> None:
         while True:
             try:
                 task = todo.popleft()
             except IndexError:
                 return
+            if todo:
+                spawn()
             try:
                 base.copy().run(execute, task)
             finally:
                 done.put(task)
 
-    if n_workers > 0:
-        executor = run.graph._executor()
-        for _ in range(n_workers):
-            executor.submit(work)
+    if executor is not None:
+        spawn()
     pending = len(tasks)
     failed = False
     try:
