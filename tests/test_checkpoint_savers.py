@@ -371,8 +371,8 @@ def test_none_is_a_stored_value(saver):
     assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {"branch:to:a": None}
 
 
-def test_string_versions_from_get_next_version(saver):
-    """P-13/L-49: the saver's own versions work as blob keys."""
+def test_own_versions_from_get_next_version(saver):
+    """P-13/L-49: the saver's own versions (strings for InMemorySaver, ints for LmdbSaver) work as blob keys."""
     v1 = saver.get_next_version(None, None)
     v2 = saver.get_next_version(v1, None)
     first = saver.put(cfg(), ckpt(0, {"x": 1}, {"x": v1}), md(), {"x": v1})
@@ -641,8 +641,12 @@ def test_prune_unknown_strategy(saver):
 # --- L-49: versions ---------------------------------------------------------------
 
 
-def test_get_next_version_format(saver):
-    """L-49/O-3: versions are f"{n:032}.{random.random():016}" and their int part counts up."""
+def test_get_next_version_format():
+    """L-49/O-3: InMemorySaver's versions are f"{n:032}.{random.random():016}" and their int part counts up.
+
+    (LmdbSaver's compact int versions: test_lmdb_saver.py::test_get_next_version_is_a_compact_int.)
+    """
+    saver = InMemorySaver()
     v1 = saver.get_next_version(None, None)
     assert re.fullmatch(r"0{31}1\.[0-9.e-]{16,}", v1), v1
     v2 = saver.get_next_version(v1, None)
@@ -654,11 +658,73 @@ def test_get_next_version_format(saver):
 
 
 def test_versions_sort_as_strings(saver):
-    """L-49: zero padding makes string order equal numeric order."""
+    """L-49: a saver's successive versions sort in order (strings: zero padding makes string order numeric)."""
     versions = [saver.get_next_version(None, None)]
     for _ in range(11):
         versions.append(saver.get_next_version(versions[-1], None))
     assert sorted(versions) == versions
+
+
+@pytest.mark.parametrize(
+    "current", [None, 1, 5, 2.0, 7.5, (1 << 40) + 3, "00000000000000000000000000000041.0.123", "00000000000000000000000000000009.0.5"]
+)
+def test_get_next_version_increases_and_forks_differ(saver, current):
+    """L-49: "any monotonically increasing comparable values": each version is greater than the
+    one it follows (whatever that one's type and origin), and two successors of one version
+    differ, so a fork never reuses a version of the branch it left."""
+    successors = {saver.get_next_version(current, None) for _ in range(20)}
+    assert len(successors) == 20
+    chain = [saver.get_next_version(current, None)]
+    for _ in range(5):
+        chain.append(saver.get_next_version(chain[-1], None))
+    assert chain == sorted(chain) and len(set(chain)) == len(chain)
+    for version in (*successors, chain[0]):
+        if current is not None and isinstance(version, str) == isinstance(current, str):
+            assert version > current, (current, version)  # type: ignore[operator]
+
+
+def test_a_fork_leaves_the_abandoned_branch_readable(saver):
+    """P-13/P-40/L-49: after time travel to an old checkpoint and new steps from there, the
+    new branch's versions differ from those the abandoned branch got at the same count, so
+    no stored value of the abandoned branch is overwritten: each of its checkpoints reads
+    back exactly as before the fork."""
+    from typing import TypedDict
+
+    from lgembed.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        n: int
+        trail: str
+
+    def node(name: str):
+        return lambda s: {"n": s["n"] + 1, "trail": s["trail"] + name}
+
+    builder = StateGraph(State)
+    previous = START
+    for name in "abcd":
+        builder.add_node(name, node(name))
+        builder.add_edge(previous, name)
+        previous = name
+    builder.add_edge(previous, END)
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "fork"}}
+    assert graph.invoke({"n": 0, "trail": ""}, config) == {"n": 4, "trail": "abcd"}
+    abandoned = list(saver.list(config))
+    assert [t.metadata["step"] for t in abandoned] == [4, 3, 2, 1, 0, -1]
+    after_a = abandoned[3]
+    assert after_a.checkpoint["channel_values"]["trail"] == "a"
+    forked = graph.update_state(after_a.config, {"n": 100, "trail": "X"})
+    assert graph.invoke(None, forked) == {"n": 103, "trail": "Xbcd"}
+    for old in abandoned:
+        again = saver.get_tuple(old.config)
+        assert again.checkpoint == old.checkpoint, old.metadata["step"]
+        assert (again.metadata, again.parent_config, again.pending_writes) == (
+            old.metadata,
+            old.parent_config,
+            old.pending_writes,
+        )
+    assert saver.get_tuple(abandoned[0].config).checkpoint["channel_values"] == {"n": 4, "trail": "abcd"}
+    assert graph.get_state(config).values == {"n": 103, "trail": "Xbcd"}
 
 
 # --- async twins -------------------------------------------------------------------

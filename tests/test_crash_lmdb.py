@@ -165,9 +165,11 @@ def _verify_history(saver, thread_id: str, known: dict) -> None:
 
 
 def _stored_count(saver) -> int:
+    """Checkpoint records in the environment (format 2: kind byte `c` after thread and namespace)."""
     with saver.env.begin() as txn:
-        db = saver.env.open_db(b"lgembed.checkpoints", txn=txn, create=False)
-        return txn.stat(db)["entries"]
+        db = saver.env.open_db(b"lgembed.records", txn=txn, create=False)
+        keys = txn.cursor(db=db).iternext(values=False)
+        return sum(1 for key in keys if key.split(b"\x00\x01", 2)[2][:1] == b"c")
 
 
 def test_sigkill_at_random_moments_loses_nothing_committed(tmp_path):

@@ -38,6 +38,7 @@ from lgembed.checkpoint.lmdb import (
     LmdbMapFullError,
     LmdbSaver,
 )
+from lgembed.checkpoint.memory import InMemorySaver
 from lgembed.checkpoint.serde import DeserializationError, MsgpackSerializer
 from lgembed.store.lmdb import LmdbStore
 
@@ -82,9 +83,22 @@ def ids(tuples) -> list[str]:
     return [t.checkpoint["id"] for t in tuples]
 
 
-def entries(saver, name: bytes) -> int:
+KINDS = {"blobs": b"b", "checkpoints": b"c", "writes": b"w"}
+# kind byte of each record kind, after the thread and namespace components (format 2)
+
+
+def records(saver) -> list[tuple[bytes, bytes]]:
+    """Every (key, value) of the saver's one database, in key order."""
     with saver.env.begin() as txn:
-        return txn.stat(saver.env.open_db(name, txn=txn, create=False))["entries"]
+        return list(txn.cursor(db=saver.env.open_db(b"lgembed.records", txn=txn, create=False)))
+
+
+def kind_of(key: bytes) -> bytes:
+    return key.split(b"\x00\x01", 2)[2][:1]  # thread and ns end with 00 01; NUL is escaped as 00 ff
+
+
+def entries(saver, kind: str) -> int:
+    return sum(1 for key, _ in records(saver) if kind_of(key) == KINDS[kind])
 
 
 def _env() -> dict:
@@ -201,7 +215,7 @@ def test_caller_owned_environment_is_not_closed(tmp_path):
         also.close()
         s.close()
         assert s.path not in ENVIRONMENTS.open_paths()
-        assert env.stat()["entries"] >= 4  # still usable: the named databases exist
+        assert env.stat()["entries"] >= 2  # still usable: the named databases exist
         with LmdbSaver(env=env) as again:
             assert len(list(again.list(cfg()))) == 2
     finally:
@@ -276,18 +290,52 @@ def test_unknown_format_version_is_refused(tmp_path):
         txn.put(b"checkpoint", b"99", db=env.open_db(b"lgembed.format", txn=txn))
     env.close()
     real = os.path.realpath(path)
-    msg = f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 99; this lgembed reads format 1."
+    msg = f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 99; this lgembed reads format 2 only."
     with pytest.raises(LmdbCorruptError, match=re.escape(msg)):
         LmdbSaver(path)
     assert real not in ENVIRONMENTS.open_paths()
+
+
+def test_format_1_environment_is_refused_with_the_way_out(tmp_path):
+    """DESIGN §4/STYLE §F: an environment of lgembed 0.1's layout (format 1: four databases)
+    is refused with what was found, what is expected and how to go on; nothing in it is
+    read or changed, and an LmdbStore sharing it keeps working."""
+    path = tmp_path / "env"
+    with LmdbStore(path) as store:
+        store.put(("users",), "ada", {"lang": "en"})
+    env = lmdb.open(str(path), max_dbs=16)
+    with env.begin(write=True) as txn:  # what LmdbSaver of format 1 left behind
+        txn.put(b"checkpoint", b"1", db=env.open_db(b"lgembed.format", txn=txn))
+        old = env.open_db(b"lgembed.checkpoints", txn=txn)
+        txn.put(b"t\x00\x01\x00\x01id\x00\x01", b"old record", db=old)
+        for name in (b"lgembed.metadata", b"lgembed.blobs", b"lgembed.writes"):
+            env.open_db(name, txn=txn)
+    env.close()
+    real = os.path.realpath(path)
+    with pytest.raises(LmdbError) as info:
+        LmdbSaver(path)
+    assert str(info.value) == (
+        f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 1; this lgembed reads format 2 only. "
+        "Open it with the lgembed release that wrote it, or give LmdbSaver a new directory (remove this one once "
+        "nothing in it is needed: other users of the environment keep their data in the same files)."
+    )
+    assert info.value.filename == real
+    assert real not in ENVIRONMENTS.open_paths()
+    env = lmdb.open(str(path), max_dbs=16, readonly=True)
+    with env.begin() as txn:
+        assert txn.get(b"checkpoint", db=env.open_db(b"lgembed.format", txn=txn)) == b"1"
+        assert txn.get(b"t\x00\x01\x00\x01id\x00\x01", db=env.open_db(b"lgembed.checkpoints", txn=txn)) == b"old record"
+    env.close()
+    with LmdbStore(path) as store:
+        assert store.get(("users",), "ada").value == {"lang": "en"}
 
 
 def test_damaged_record_is_a_corruption_error(saver):
     """DESIGN §4: corruption surfaces as a clear error, never as a silently wrong value."""
     put_chain(saver, 1)
     with saver.env.begin(write=True) as txn:
-        db = saver.env.open_db(b"lgembed.checkpoints", txn=txn, create=False)
-        key, _ = next(iter(txn.cursor(db=db)))
+        db = saver.env.open_db(b"lgembed.records", txn=txn, create=False)
+        key = next(key for key, _ in txn.cursor(db=db) if kind_of(key) == KINDS["checkpoints"])
         txn.put(key, b"\xc1garbage", db=db)
     with pytest.raises(LmdbCorruptError, match=re.escape("a stored checkpoint record in")):
         saver.get_tuple(cfg())
@@ -326,8 +374,194 @@ def test_channel_values_are_stored_once_per_version(saver):
     parent = first
     for i in range(1, 10):
         parent = saver.put(parent, ckpt(i, {"big": "x" * 1000, "n": i}, {"big": 1, "n": i + 1}), md(i), {"n": i + 1})
-    assert entries(saver, b"lgembed.blobs") == 1 + 10
+    assert entries(saver, "blobs") == 1 + 10
     assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {"big": "x" * 1000, "n": 9}
+
+
+def _groups_in_key_order(saver) -> list[tuple[str, str]]:
+    from lgembed.checkpoint._lmdb_env import decode_parts
+
+    return [tuple(decode_parts(key, 2)) for key, _ in records(saver)]
+
+
+def test_records_of_a_thread_and_namespace_sit_together(saver):
+    """Format 2: one named database; every record of one (thread, ns) is in one key range
+    (checkpoints, values and writes alike), so a step's commit touches one place."""
+    for i in range(3):
+        for thread, ns in (("b", ""), ("a", "sub"), ("a", ""), ("a\x00", "")):
+            parent = saver.get_tuple(cfg(thread, ns))
+            stored = saver.put(parent.config if parent else cfg(thread, ns), ckpt(i, {"x": i, "y": str(i)}, {"x": i + 1, "y": i + 1}), md(i), {"x": i + 1, "y": i + 1})
+            saver.put_writes(stored, [("x", i), ("y", "w")], f"task{i}")
+    with saver.env.begin() as txn:
+        assert sorted(key for key, _ in txn.cursor()) == [b"lgembed.format", b"lgembed.records"]
+    groups = _groups_in_key_order(saver)
+    runs = [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g]
+    assert runs == [("a", ""), ("a", "sub"), ("a\x00", ""), ("b", "")]  # each group one contiguous run, in byte order
+    kinds = [kind_of(key) for key, _ in records(saver) if key.startswith(b"a\x00\x01\x00\x01")]
+    assert kinds == [b"b"] * 6 + [b"c"] * 3 + [b"w"] * 6
+    assert [t.metadata["step"] for t in saver.list(cfg("a", ns=None))] == [2, 1, 0, 2, 1, 0]
+
+
+def test_get_next_version_is_a_compact_int(saver):
+    """L-49 for LmdbSaver: ints `counter << 32 | 32 random bits`; the blob key holds them as 8 bytes."""
+    v1 = saver.get_next_version(None, None)
+    v2 = saver.get_next_version(v1, None)
+    assert type(v1) is int and type(v2) is int
+    assert (v1 >> 32, v2 >> 32) == (1, 2)
+    assert saver.get_next_version(5, None) >> 32 == 1  # a small int counts as counter 0
+    assert saver.get_next_version(float(v2), None) >> 32 == 3
+    assert type(saver.get_next_version(2.5, None)) is int
+    langgraph = saver.get_next_version("00000000000000000000000000000041.0.123", None)
+    assert re.fullmatch(r"0{30}42\.[0-9.e-]{16,}", langgraph), langgraph  # a string thread stays a string thread
+    first = saver.put(cfg(), ckpt(0, {"x": "a"}, {"x": v1}), md(), {"x": v1})
+    saver.put(first, ckpt(1, {"x": "b"}, {"x": v2}), md(1), {"x": v2})
+    blob_keys = [key for key, _ in records(saver) if kind_of(key) == KINDS["blobs"]]
+    assert blob_keys == [b"t\x00\x01\x00\x01bx\x00\x01i" + v.to_bytes(8, "big") for v in (v1, v2)]
+    assert saver.get_tuple(first).checkpoint["channel_values"] == {"x": "a"}
+    assert saver.get_tuple(cfg()).checkpoint["channel_values"] == {"x": "b"}
+
+
+def test_versions_of_every_type_address_values_as_in_memory(saver):
+    """P-13: a version is a blob key as in InMemorySaver's dict: 2 and 2.0 are one version,
+    "2" another; negative, fractional and the largest u64 versions work too."""
+    memory = InMemorySaver()
+    steps = [
+        ({"a": "int"}, {"a": 2}),
+        ({"a": "float"}, {"a": 2.0}),  # same version as 2: replaces its value
+        ({"a": "str"}, {"a": "2"}),
+        ({"a": "frac"}, {"a": 2.5}),
+        ({"a": "neg"}, {"a": -3}),
+        ({"a": "top"}, {"a": (1 << 64) - 1}),
+    ]
+    configs = {id(memory): [], id(saver): []}
+    for i, (values, versions) in enumerate(steps):
+        c = ckpt(i, values, versions)
+        for s in (memory, saver):
+            previous = configs[id(s)][-1] if configs[id(s)] else cfg()
+            configs[id(s)].append(s.put(previous, c, md(i), versions))
+    got = [saver.get_tuple(c).checkpoint["channel_values"] for c in configs[id(saver)]]
+    assert got == [memory.get_tuple(c).checkpoint["channel_values"] for c in configs[id(memory)]]
+    assert got[0] == got[1] == {"a": "float"} and got[2] == {"a": "str"} and got[-1] == {"a": "top"}
+    assert entries(saver, "blobs") == len(steps) - 1
+
+
+def test_a_thread_with_string_versions_continues(tmp_path):
+    """L-49: a thread whose versions are LangGraph-format strings (written by another saver
+    and imported) runs on under LmdbSaver: its versions stay strings, so the engine never
+    compares a str version with an int one."""
+    from lgembed.graph import END, START, StateGraph
+
+    class S(TypedDict):
+        n: int
+
+    def build(checkpointer):
+        g = StateGraph(S)
+        g.add_node("a", lambda s: {"n": s["n"] + 1})
+        g.add_node("b", lambda s: {"n": s["n"] * 10})
+        g.add_edge(START, "a")
+        g.add_edge("a", "b")
+        g.add_edge("b", END)
+        return g.compile(checkpointer=checkpointer, interrupt_before=["b"])
+
+    memory = InMemorySaver()
+    config = {"configurable": {"thread_id": "imported"}}
+    assert build(memory).invoke({"n": 1}, config) == {"n": 2}
+    with LmdbSaver(tmp_path / "env") as s:
+        for tup in reversed(list(memory.list(config))):
+            stored = s.put(tup.parent_config or cfg("imported"), tup.checkpoint, tup.metadata, tup.checkpoint["channel_versions"])
+            for task_id, channel, value in tup.pending_writes:
+                s.put_writes(stored, [(channel, value)], task_id)
+        assert build(s).invoke(None, config) == {"n": 20}
+        versions = s.get_tuple(config).checkpoint["channel_versions"]
+        assert versions and all(type(v) is str for v in versions.values()), versions
+
+
+def _chain_graph(checkpointer):
+    from lgembed.graph import END, START, StateGraph
+
+    class S(TypedDict, total=False):
+        n: int
+        note: str
+
+    g = StateGraph(S)
+    previous = START
+    for name in ("a", "b", "c"):
+        g.add_node(name, lambda s, name=name: {"n": s["n"] + 1, "note": name})
+        g.add_edge(previous, name)
+        previous = name
+    g.add_edge(previous, END)
+    return g.compile(checkpointer=checkpointer)
+
+
+def _history_values(saver, config) -> list:
+    return [(t.metadata["step"], t.checkpoint["channel_values"], t.pending_writes and len(t.pending_writes)) for t in saver.list(config)]
+
+
+def test_empty_channels_store_no_value_yet_load_the_same(saver, tmp_path):
+    """P-1/P-13: a channel version without value (InMemorySaver's "empty" blob) stores no
+    record; every checkpoint still loads exactly the values InMemorySaver returns,
+    after copy_thread and with keep_last too."""
+    memory = InMemorySaver()
+    config = {"configurable": {"thread_id": "g"}}
+    for s in (memory, saver):
+        assert _chain_graph(s).invoke({"n": 0}, config) == {"n": 3, "note": "c"}
+    empty = [key for key, blob in memory.blobs.items() if blob[0] == "empty"]
+    assert empty  # the run has versions without value (consumed triggers)
+    assert entries(saver, "blobs") == len(memory.blobs) - len(empty)
+    assert all(msgpack.unpackb(raw)[0] != "empty" for key, raw in records(saver) if kind_of(key) == KINDS["blobs"])
+    assert _history_values(saver, config) == _history_values(memory, config)
+    for s in (memory, saver):
+        s.copy_thread("g", "copy")
+    copied = {"configurable": {"thread_id": "copy"}}
+    assert _history_values(saver, copied) == _history_values(memory, copied) == _history_values(memory, config)
+    with LmdbSaver(tmp_path / "kept", keep_last=2) as kept:
+        _chain_graph(kept).invoke({"n": 0}, config)
+        assert _history_values(kept, config) == _history_values(memory, config)[:2]
+
+
+def test_a_version_reused_without_value_hides_the_old_value(saver):
+    """P-13 (InMemorySaver parity): storing a version without value where a value of the
+    same (channel, version) is stored removes it, as InMemorySaver's "empty" marker
+    replaces its blob."""
+    memory = InMemorySaver()
+    first_ckpt, second_ckpt = ckpt(0, {"x": 1, "y": 2}, {"x": 1, "y": 1}), ckpt(1, {"y": 2}, {"x": 1, "y": 1})
+    for s in (memory, saver):
+        first = s.put(cfg(), first_ckpt, md(0), {"x": 1, "y": 1})
+        second = s.put(first, second_ckpt, md(1), {"x": 1})  # x: same version, no value now
+        assert s.get_tuple(first).checkpoint["channel_values"] == {"y": 2}
+        assert s.get_tuple(second).checkpoint["channel_values"] == {"y": 2}
+    assert entries(saver, "blobs") == 1
+
+
+def test_list_filter_reads_metadata_from_the_checkpoint_record(saver):
+    """P-11: filter, before and limit select what InMemorySaver selects; metadata (with the
+    config's user values merged in) comes from the checkpoint record."""
+    memory = InMemorySaver()
+    plan = []
+    for i in range(12):
+        thread = ("t1", "t2")[i % 2]
+        ns = ("", "", "child:1")[i % 3]
+        user = ("ada", "bob", None)[i % 3]
+        plan.append((thread, ns, user, ckpt(i, {"x": i}, {"x": i + 1}), md(i, ("input", "loop", "update")[i % 3])))
+    heads: dict = {}
+    for thread, ns, user, c, m in plan:
+        for s in (memory, saver):
+            parent = heads.get((id(s), thread, ns)) or cfg(thread, ns)
+            config = {**parent, "metadata": {"user": user} if user else {}}
+            heads[(id(s), thread, ns)] = s.put(config, c, m, {"x": 1})
+    middle = plan[6][3]["id"]
+    filters = [None, {"source": "loop"}, {"step": 4}, {"user": "ada"}, {"user": None}, {"source": "input", "user": "ada"}, {"source": "nope"}]
+    for config in (cfg("t1"), cfg("t2", ns=None), cfg("t1", ns="child:1")):
+        for flt in filters:
+            for before in (None, cfg(checkpoint_id=middle)):
+                for limit in (None, 1, 2):
+                    want = ids(memory.list(config, filter=flt, before=before, limit=limit))
+                    got = list(saver.list(config, filter=flt, before=before, limit=limit))
+                    assert ids(got) == want, (config, flt, before, limit)
+                    assert [t.metadata for t in got] == [memory.get_tuple(t.config).metadata for t in got]
+    for flt in filters:
+        assert sorted(ids(saver.list(None, filter=flt))) == sorted(ids(memory.list(None, filter=flt)))
+    assert {t.metadata["user"] for t in saver.list(None, filter={"user": "bob"})} == {"bob"}
 
 
 # --- map growth -------------------------------------------------------------------------
@@ -486,21 +720,25 @@ def test_file_size_limit_is_a_disk_full_error(tmp_path):
 # --- loading never imports or calls -----------------------------------------------------
 
 
-def _replace_value(saver, db_name: bytes, payload_value) -> None:
-    """Overwrites every record of one database with a crafted msgpack payload (as an attacker with write access)."""
+_PAYLOAD_AT = {"blobs": ("blobs", 0), "checkpoints": ("checkpoints", 0), "metadata": ("checkpoints", 3), "writes": ("writes", 1)}
+# where each stored value sits: record kind, index of its (tag, bytes) pair in the record
+
+
+def _replace_value(saver, what: str, payload_value) -> None:
+    """Overwrites one stored value in every record of a kind with a crafted msgpack payload (as an attacker with write access)."""
     data = msgpack.packb(payload_value, use_bin_type=True)
+    kind, at = _PAYLOAD_AT[what]
     with saver.env.begin(write=True) as txn:
-        db = saver.env.open_db(db_name, txn=txn, create=False)
+        db = saver.env.open_db(b"lgembed.records", txn=txn, create=False)
         for key, raw in list(txn.cursor(db=db)):
+            if kind_of(key) != KINDS[kind]:
+                continue
             record = msgpack.unpackb(raw, raw=False)
-            if db_name == b"lgembed.writes":
-                record[1:3] = ["msgpack", data]
-            else:
-                record[0:2] = ["msgpack", data]
+            record[at : at + 2] = ["msgpack", data]
             txn.put(key, msgpack.packb(record, use_bin_type=True), db=db)
 
 
-@pytest.mark.parametrize("db_name", [b"lgembed.blobs", b"lgembed.checkpoints", b"lgembed.metadata", b"lgembed.writes"])
+@pytest.mark.parametrize("db_name", ["blobs", "checkpoints", "metadata", "writes"])
 @pytest.mark.parametrize(
     ("ext", "message"),
     [
@@ -517,7 +755,7 @@ def test_crafted_record_is_refused_on_load(saver, monkeypatch, tmp_path, db_name
     monkeypatch.chdir(tmp_path)
     stored = put_chain(saver, 1)[0]
     saver.put_writes(stored, [("x", 1)], "task")
-    _replace_value(saver, db_name, {"x": ext} if db_name == b"lgembed.checkpoints" else ext)
+    _replace_value(saver, db_name, {"x": ext} if db_name == "checkpoints" else ext)
     with pytest.raises(DeserializationError, match=re.escape(message)):
         saver.get_tuple(cfg())
     with pytest.raises(DeserializationError):
@@ -550,7 +788,7 @@ def test_unknown_types_fail_at_write_time_with_the_serde_message(saver):
     with pytest.raises(TypeError, match=re.escape(msg)):
         saver.put(cfg(), ckpt(0, {"ok": 1, "bad": Opaque()}), md(), {"ok": 1, "bad": 1})
     assert saver.get_tuple(cfg()) is None
-    assert entries(saver, b"lgembed.blobs") == 0
+    assert entries(saver, "blobs") == 0
     dname = f"{Unregistered.__module__}.{Unregistered.__qualname__}"
     dmsg = (
         f"Cannot serialize object of type '{dname}' for a checkpoint: not a supported type. "
@@ -717,9 +955,9 @@ def test_keep_last_keeps_the_newest_checkpoints(tmp_path):
         assert oldest.checkpoint["channel_values"] == {"const": "C", "x": 7}  # a value stored at step 0 stays
         assert oldest.pending_writes == [("task", "x", "w7")]
         assert s.get_tuple(configs[0]) is None
-        assert entries(s, b"lgembed.checkpoints") == entries(s, b"lgembed.metadata") == 6
-        assert entries(s, b"lgembed.writes") == 3
-        assert entries(s, b"lgembed.blobs") == 1 + 3 + 3  # const, x@7..9, child x@3..5
+        assert entries(s, "checkpoints") == 6
+        assert entries(s, "writes") == 3
+        assert entries(s, "blobs") == 1 + 3 + 3  # const, x@7..9, child x@3..5
 
 
 class LoopState(TypedDict, total=False):
@@ -765,9 +1003,9 @@ def test_prune_sweeps_everything_unreferenced(saver):
     saver.put_writes(configs[-1], [("x", 2)], "t4")
     saver.put_writes(cfg(checkpoint_id=str(uuid.uuid4())), [("x", 3)], "orphan")  # no such checkpoint
     saver.prune(["t"])
-    assert entries(saver, b"lgembed.checkpoints") == 1
-    assert entries(saver, b"lgembed.blobs") == 1
-    assert entries(saver, b"lgembed.writes") == 1
+    assert entries(saver, "checkpoints") == 1
+    assert entries(saver, "blobs") == 1
+    assert entries(saver, "writes") == 1
 
 
 # --- the engine on LMDB ---------------------------------------------------------------------------

@@ -68,6 +68,7 @@ __all__ = (
     "decode_parts",
     "enc",
     "enc_name",
+    "parts_end",
 )
 
 FSYNC_POLICIES = ("deferred", "commit", "always")
@@ -85,7 +86,7 @@ DEFAULT_MAX_MAP_SIZE = 1024 * 1024 * 1024
 # the map never grows past this unless a larger max_map_size is passed (a guard
 # against runaway growth; 32-bit devices have about 3 GiB of address space)
 MAX_DBS = 16
-# named databases an environment opened here can hold (saver: 4, store: 2, format: 1)
+# named databases an environment opened here can hold (saver: 1, store: 2, format: 1)
 UPPER = b"\xff"
 # appended to a key prefix: greater than every key with that prefix (see module doc)
 _TERM = b"\x00\x01"
@@ -219,6 +220,18 @@ def enc_name(part: str) -> bytes:
     return enc(part)
 
 
+def parts_end(key: bytes, count: int, start: int = 0) -> int:
+    """The offset just past the `count` components made with `enc` that start at `start`.
+
+    Raises:
+        ValueError: when `key` has fewer components there.
+    """
+    end = start
+    for _ in range(count):
+        end = key.index(_TERM, end) + 2
+    return end
+
+
 def decode_parts(key: bytes, count: int) -> list[str]:
     """The first `count` components of a key made with `enc`."""
     parts = key.split(_TERM, count)[:count]
@@ -338,7 +351,8 @@ class SharedEnv:
         """Records format `version` for `kind`, or checks the recorded one.
 
         Raises:
-            LmdbCorruptError: when the environment holds another format of `kind`.
+            LmdbCorruptError: when the environment holds another format of `kind`; the
+                message names the format found, the one expected and the ways out.
         """
         fmt = self.db(_FORMAT_DB, owner)
         key = kind.encode()
@@ -357,7 +371,10 @@ class SharedEnv:
         if found is not None and found != want:
             msg = (
                 f"{owner}: LMDB environment {self.path!r} holds {kind} data in format "
-                f"{found.decode(errors='replace')}; this lgembed reads format {version}."
+                f"{found.decode(errors='replace')}; this lgembed reads format {version} only. "
+                f"Open it with the lgembed release that wrote it, or give {owner} a new "
+                "directory (remove this one once nothing in it is needed: other users of "
+                "the environment keep their data in the same files)."
             )
             raise LmdbCorruptError(msg, path=self.path)
 

@@ -7,54 +7,77 @@ across threads and processes. The observable behaviour of every saver method is
 InMemorySaver's (`lgembed.checkpoint.memory`, the reference); only where things are
 kept differs.
 
-Layout: one environment (a directory: `data.mdb`, `lock.mdb`) holds four named
-databases. Keys are built from `enc(str)` components (see `_lmdb_env`), so every
-group below is a byte range and "latest" / `list()` are cursor scans:
+Layout (format 2): one environment (a directory: `data.mdb`, `lock.mdb`) holds one
+named database, `lgembed.records`, for everything of every thread (and
+`lgembed.format`, the format version of each kind of data, shared with LmdbStore).
+Every key starts with the group `enc(thread_id) + enc(checkpoint_ns)` (`enc`: see
+`_lmdb_env`) and one kind byte, so all records of one (thread, namespace) sit
+together: a superstep's commit dirties one or two leaf pages, not one per database.
+Every group, and every kind within a group, is a byte range, so "latest" and
+`list()` are cursor scans:
 
-==========================  ==============================================  ===================================
-database                    key                                             value (msgpack array)
-==========================  ==============================================  ===================================
-`lgembed.checkpoints`       thread, ns, checkpoint_id                       [tag, checkpoint without
-                                                                            channel_values, parent id or None]
-`lgembed.metadata`          thread, ns, checkpoint_id                       [tag, metadata]
-`lgembed.blobs`             thread, ns, channel, version                    [tag, value] ("empty" tag: no value)
-`lgembed.writes`            thread, ns, checkpoint_id, task_id, idx (u64)   [channel, tag, value, task_path]
-==========================  ==============================================  ===================================
+====  ===========================================  ===============================================
+kind  key after the group                          value (msgpack array)
+====  ===========================================  ===============================================
+`b`   channel, version                             [tag, value]
+`c`   checkpoint_id                                [tag, checkpoint without channel_values,
+                                                   parent id or None, metadata tag, metadata]
+`w`   checkpoint_id, task_id, idx (u64)            [channel, tag, value, task_path]
+====  ===========================================  ===============================================
+
+Kind bytes are ASCII letters, never `00` (it would pair with a following `01` into a
+component terminator) nor `ff` (`UPPER`: group + `ff` bounds a group, group + kind +
+`ff` a kind). The version component is the key's last: `i` + 8 bytes big-endian for
+ints 0 .. 2**64-1 (and integral floats: 2 and 2.0 are one version, as in
+InMemorySaver), `s` + UTF-8 for strings, `n` + decimal for other ints, `r` + repr for
+other floats. `get_next_version` returns ints, `(n + 1) << 32 | 32 random bits` (L-49:
+any increasing comparable values), so a checkpoint record holds 9-byte versions
+instead of LangGraph's 45-character strings; the random bits keep a fork (a run
+resumed from an older checkpoint) from reusing a version of the branch it left, whose
+checkpoints still read their values (a 2**-32 chance per version that it does, as
+InMemorySaver's random fraction has a tiny one). A thread that already has LangGraph-format
+string versions keeps getting strings (the engine compares versions).
 
 Values are serialized by the saver's `serde` (`MsgpackSerializer` by default: a
 closed set of types, loading never imports or calls what a record names). A
 channel value is stored once per `(thread, ns, channel, version)`, only for the
-channels in `new_versions`, like InMemorySaver. Metadata lives in its own database so
-that `list(filter=...)` reads metadata only. `list(None)` walks threads and
-namespaces in key (byte) order, newest checkpoint first within each namespace
-(InMemorySaver walks threads in first-write order).
+channels in `new_versions`, like InMemorySaver; a version without value (an empty
+channel, InMemorySaver's "empty" blob) stores no record and removes one stored
+before under the same version, and loading skips what is missing. Metadata is part of
+the checkpoint record (one put per checkpoint; `list(filter=...)` reads the record).
+`list(None)` walks threads and namespaces in key (byte) order, newest checkpoint
+first within each namespace (InMemorySaver walks threads in first-write order).
+Format 1 (lgembed 0.1: four databases, string versions) is refused with an
+`LmdbCorruptError` that says so.
 
-Durability. Each `put` and each `put_writes` is one LMDB transaction. A committed
+Durability. Each `put`, each `put_writes` and each `put_step` (the engine's call at
+the end of a superstep: the step's writes and the new checkpoint) is one LMDB
+transaction. A committed
 transaction is in the OS page cache, which survives the death of the process, so a
 SIGKILL, an OOM kill or an unhandled exception never loses a committed checkpoint
 and never leaves a half-written one (tests/test_crash_lmdb.py kills a writer 50
 times). What a power cut or kernel crash can lose depends on when the data reaches
 the disk, set by `fsync=`. fsync counts are exact (strace, LMDB 0.9.36, pinned by
 tests/test_lmdb_saver.py::test_fsync_count_per_checkpoint); times are the saver's
-put + put_writes cost per superstep of a 10-node chain (1.2 puts and 1.1 put_writes
-per superstep) on the 2-core x86 CI host, ext4 on a virtio disk, where an fdatasync
-costs about 0.1 ms (an SD card or eMMC: 2-20 ms); InMemorySaver: 19 us:
+`put_step` cost per superstep of a 10-node chain (1.2 calls per superstep, fresh
+thread per run, format 2) on the 2-core x86 CI host, ext4 on a virtio disk, where an
+fdatasync costs about 0.1-0.3 ms (an SD card or eMMC: 2-20 ms); InMemorySaver: 19 us:
 
 ===========  ==============  ======================  ==========  =========  ===================================
 `fsync=`     lmdb.open       fsyncs                  us per      SIGKILL    power cut loses
              flags                                   superstep   loses
 ===========  ==============  ======================  ==========  =========  ===================================
-"deferred"   sync=False      0 per commit            57          nothing    the commits since the last flush;
+"deferred"   sync=False      0 per commit            40          nothing    the commits since the last flush;
 (default)                                                                   LMDB warns that if the file system
                                                                             reorders writes, such a cut can
                                                                             leave the file inconsistent; LMDB
                                                                             0.9 has no page checksums, so that
                                                                             shows only when a damaged page is
                                                                             read (LmdbCorruptError)
-  + run durability "sync"    1 per checkpoint        390        nothing    nothing once `put` returned
-"commit"     sync=True,      1 fdatasync per commit  540        nothing    at most the last commit; the file is
+  + run durability "sync"    1 per checkpoint        350        nothing    nothing once `put` returned
+"commit"     sync=True,      1 fdatasync per commit  350        nothing    at most the last commit; the file is
              metasync=False  (+1 per "sync" put)                           always consistent
-"always"     sync=True,      1 fdatasync + 1         780        nothing    nothing committed
+"always"     sync=True,      1 fdatasync + 1         410        nothing    nothing committed
              metasync=True   O_DSYNC meta write
                              per commit
 ===========  ==============  ======================  ==========  =========  ===================================
@@ -63,8 +86,8 @@ Why "deferred" is the default: it maps LangGraph's default durability ("async": 
 step goes on while the checkpoint is saved) and "exit" onto "committed, flushed
 later", so a killed process loses nothing and only a power cut can lose the last
 steps, at the cost of no fsync per step. That keeps flash wear low and makes a
-checkpointed superstep about 19x cheaper than LangGraph's SqliteSaver (chain10, end to
-end: 109 us vs 2051 us, tools/bench.py). Devices that lose power often and write
+checkpointed superstep about 18x cheaper than LangGraph's SqliteSaver (chain10, end to
+end: 72 us vs 1330 us, tools/bench.py). Devices that lose power often and write
 rarely should pass `fsync="commit"`, or run graphs with `durability="sync"`.
 
 Flushes (one fdatasync each, making everything committed so far durable) happen:
@@ -131,6 +154,7 @@ from lgembed.checkpoint._lmdb_env import (
     decode_parts,
     enc,
     enc_name,
+    parts_end,
 )
 from lgembed.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -156,12 +180,15 @@ __all__ = (
     "LmdbSaver",
 )
 
-FORMAT_VERSION = 1
-# on-disk layout version recorded in the environment (the table in the module docstring)
-_CHECKPOINTS = b"lgembed.checkpoints"
-_METADATA = b"lgembed.metadata"
-_BLOBS = b"lgembed.blobs"
-_WRITES = b"lgembed.writes"
+FORMAT_VERSION = 2
+# on-disk layout version recorded in the environment (the table in the module docstring);
+# format 1 (lgembed 0.1: four databases, versions as 45-char strings) is refused
+_RECORDS = b"lgembed.records"
+_BLOB = b"b"
+_CHECKPOINT = b"c"
+_WRITE = b"w"
+# kind bytes, after enc(thread) + enc(ns): never 00 (it would pair with a following 01
+# into a component terminator) nor ff (UPPER, which bounds a group and a kind range)
 _DURABILITY_KEY = "__pregel_durability"
 # LangGraph's CONFIG_KEY_DURABILITY: the run's durability, when the caller chose one
 _INTERRUPT = "__interrupt__"
@@ -169,6 +196,10 @@ _PRUNE_STRATEGIES = ("keep_latest", "delete")
 _IDX = struct.Struct(">Q")
 _IDX_BIAS = 1 << 63
 # write indexes are stored as big-endian u64 of idx + 2**63, so -4..-1 sort before 0
+_U64 = struct.Struct(">Q")
+_U64_MAX = (1 << 64) - 1
+_COUNTER_SHIFT = 32
+# get_next_version: counter << 32 | 32 random bits
 
 
 def _msgpack() -> Any:
@@ -177,19 +208,57 @@ def _msgpack() -> Any:
     return msgpack
 
 
+_LOCAL = threading.local()
+
+
+def _pack() -> Any:
+    """This thread's `msgpack.Packer().pack`, made once per thread.
+
+    Why: `msgpack.packb` builds a Packer (with a large buffer) per call; a Packer
+    per call of put_step, alive while the serializer packs, measurably slowed the
+    allocator of the whole process. A Packer is not shared between threads.
+    """
+    try:
+        return _LOCAL.pack
+    except AttributeError:
+        _LOCAL.pack = pack = _msgpack().Packer().pack
+        return pack
+
+
 def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
 
 
 def _enc_version(version: Any) -> bytes:
-    """A blob-key component for a channel version (str, int or float), type-tagged."""
+    """The last blob-key component for a channel version, type-tagged.
+
+    Equal versions give equal bytes as in InMemorySaver's dict keys (2, 2.0 and True
+    are one version; "2" is another): `i` + u64 big-endian for ints 0 .. 2**64-1 and
+    integral floats, `n` + decimal for other ints, `s` + UTF-8 for strings, `r` +
+    repr for other floats.
+    """
+    if type(version) is int and 0 <= version <= _U64_MAX:
+        return b"i" + _U64.pack(version)
     if isinstance(version, str):
-        return enc("s" + version)
+        return b"s" + version.encode("utf-8", "surrogatepass")
     if isinstance(version, float) and version.is_integer():
         version = int(version)  # 2.0 and 2 are one dict key in InMemorySaver
     if isinstance(version, int):
-        return enc(f"i{int(version)}")
-    return enc(f"r{version!r}")
+        version = int(version)
+        return b"i" + _U64.pack(version) if 0 <= version <= _U64_MAX else b"n" + str(version).encode()
+    return b"r" + repr(version).encode("utf-8", "surrogatepass")
+
+
+def _kind(key: bytes) -> bytes:
+    """The kind byte of a record key (after its thread and namespace components)."""
+    at = parts_end(key, 2)
+    return key[at : at + 1]
+
+
+def _write_owner(key: bytes) -> bytes:
+    """The checkpoint key (thread, ns, `c`, checkpoint_id) a pending-write key belongs to."""
+    at = parts_end(key, 2)
+    return key[:at] + _CHECKPOINT + key[at + 1 : parts_end(key, 1, at + 1)]
 
 
 def _positive(name: str, value: Any, *, optional: bool = False) -> None:
@@ -200,7 +269,7 @@ def _positive(name: str, value: Any, *, optional: bool = False) -> None:
         raise ValueError(msg)
 
 
-class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
+class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
     """A checkpoint saver that keeps checkpoints in an LMDB environment (a directory).
 
     Example:
@@ -260,14 +329,14 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         self.keep_last = keep_last
         self._puts_since_flush = 0
         self._counter_lock = threading.Lock()
-        self._ckpt, self._meta, self._blobs, self._writes = self._attach(
+        (self._records,) = self._attach(
             path,
             env=env,
             fsync=fsync,
             map_size=map_size,
             kind="checkpoint",
             version=FORMAT_VERSION,
-            names=(_CHECKPOINTS, _METADATA, _BLOBS, _WRITES),
+            names=(_RECORDS,),
         )
 
     # --- lifecycle ------------------------------------------------------------------
@@ -317,30 +386,37 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
             raise LmdbCorruptError(msg, path=self.path)
         return record
 
+    def _checkpoint_record(self, raw: bytes) -> list:
+        """[tag, checkpoint, parent id, metadata tag, metadata] (metadata tag checked too)."""
+        record = self._loads(raw, "checkpoint", 5)
+        if type(record[3]) is not str:
+            msg = f"LmdbSaver: a stored checkpoint record in {self.path!r} is not readable (unexpected layout)"
+            raise LmdbCorruptError(msg, path=self.path)
+        return record
+
     def _typed(self, record: list, start: int = 0) -> Any:
         return self.serde.loads_typed((record[start], record[start + 1]))
 
     def _load_blobs(self, txn: Any, group: bytes, versions: ChannelVersions) -> dict[str, Any]:
         values: dict[str, Any] = {}
+        prefix = group + _BLOB
+        db = self._records
         for channel, version in versions.items():
-            raw = txn.get(group + enc_name(channel) + _enc_version(version), db=self._blobs)
+            raw = txn.get(prefix + enc_name(channel) + _enc_version(version), db=db)
             if raw is None:
-                continue
-            record = self._loads(raw, "channel value")
-            if record[0] == "empty":
-                continue
-            values[channel] = self._typed(record)
+                continue  # a version without value (an empty channel), or removed by retention
+            values[channel] = self._typed(self._loads(raw, "channel value"))
         return values
 
-    def _load_writes(self, txn: Any, key: bytes) -> list[tuple[str, str, Any]]:
+    def _load_writes(self, txn: Any, prefix: bytes) -> list[tuple[str, str, Any]]:
         stored = []
-        cur = txn.cursor(db=self._writes)
-        if cur.set_range(key):
+        cur = txn.cursor(db=self._records)
+        if cur.set_range(prefix):
             for wkey, raw in cur:
-                if not wkey.startswith(key):
+                if not wkey.startswith(prefix):
                     break
                 record = self._loads(raw, "pending write", 4)
-                task_id = decode_parts(wkey[len(key) :], 1)[0]
+                task_id = decode_parts(wkey[len(prefix) :], 1)[0]
                 idx = _IDX.unpack(wkey[-8:])[0] - _IDX_BIAS
                 stored.append((writes_sort_key(record[3], task_id, idx), task_id, record))
         stored.sort(key=lambda item: item[0])
@@ -353,43 +429,36 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         thread_id: str,
         checkpoint_ns: str,
         key: bytes,
-        raw: bytes,
+        record: list,
         metadata: Any = None,
     ) -> CheckpointTuple:
-        group = enc_name(thread_id) + enc_name(checkpoint_ns)
-        record = self._loads(raw, "checkpoint", 3)
+        """The tuple of the checkpoint stored under `key` (record already parsed)."""
+        at = parts_end(key, 2)
         checkpoint: dict[str, Any] = self._typed(record)
         parent_id = record[2]
         if metadata is None:
-            metadata = self._load_metadata(txn, key)
+            metadata = self._typed(record, 3)
         return CheckpointTuple(
             config=config,
             checkpoint={  # type: ignore[typeddict-item]
                 **checkpoint,
-                "channel_values": self._load_blobs(txn, group, checkpoint["channel_versions"]),
+                "channel_values": self._load_blobs(txn, key[:at], checkpoint["channel_versions"]),
             },
             metadata=metadata,
             parent_config=_config(thread_id, checkpoint_ns, parent_id) if parent_id else None,
-            pending_writes=self._load_writes(txn, key),
+            pending_writes=self._load_writes(txn, key[:at] + _WRITE + key[at + 1 :]),
         )
-
-    def _load_metadata(self, txn: Any, key: bytes) -> Any:
-        raw = txn.get(key, db=self._meta)
-        if raw is None:
-            msg = f"LmdbSaver: checkpoint {decode_parts(key, 3)!r} in {self.path!r} has no metadata record"
-            raise LmdbCorruptError(msg, path=self.path)
-        return self._typed(self._loads(raw, "metadata"))
 
     # --- scans (call inside a transaction) --------------------------------------------
 
     @staticmethod
-    def _last_below(cur: Any, group: bytes, upper: bytes) -> bytes | None:
-        """The greatest key < `upper` that starts with `group`, or None; leaves `cur` on it."""
+    def _last_below(cur: Any, prefix: bytes, upper: bytes) -> bytes | None:
+        """The greatest key < `upper` that starts with `prefix`, or None; leaves `cur` on it."""
         found = cur.prev() if cur.set_range(upper) else cur.last()
         if not found:
             return None
         key = cur.key()
-        return key if key.startswith(group) else None
+        return key if key.startswith(prefix) else None
 
     @staticmethod
     def _next_group(cur: Any, seek: bytes, outer: bytes) -> bytes | None:
@@ -399,8 +468,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         key = cur.key()
         if not key.startswith(outer):
             return None
-        thread_id, ns = decode_parts(key, 2)
-        return enc(thread_id) + enc(ns)
+        return key[: parts_end(key, 2)]
 
     # --- read ---------------------------------------------------------------------
 
@@ -418,20 +486,20 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         thread_id = str(config["configurable"]["thread_id"])
         checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
         checkpoint_id = get_checkpoint_id(config)
-        group = enc_name(thread_id) + enc_name(checkpoint_ns)
+        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + _CHECKPOINT
         with self._shared.read("LmdbSaver: reading a checkpoint") as txn:
             if checkpoint_id:
-                key = group + enc(checkpoint_id)
-                raw = txn.get(key, db=self._ckpt)
+                key = prefix + enc(checkpoint_id)
+                raw = txn.get(key, db=self._records)
                 if raw is None:
                     return None
-                return self._make_tuple(txn, config, thread_id, checkpoint_ns, key, raw)
-            cur = txn.cursor(db=self._ckpt)
-            key = self._last_below(cur, group, group + UPPER)
+                return self._make_tuple(txn, config, thread_id, checkpoint_ns, key, self._checkpoint_record(raw))
+            cur = txn.cursor(db=self._records)
+            key = self._last_below(cur, prefix, prefix + UPPER)
             if key is None:
                 return None
-            own = _config(thread_id, checkpoint_ns, decode_parts(key[len(group) :], 1)[0])
-            return self._make_tuple(txn, own, thread_id, checkpoint_ns, key, cur.value())
+            own = _config(thread_id, checkpoint_ns, decode_parts(key[len(prefix) :], 1)[0])
+            return self._make_tuple(txn, own, thread_id, checkpoint_ns, key, self._checkpoint_record(cur.value()))
 
     def list(
         self,
@@ -493,31 +561,33 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         filter: dict[str, Any] | None,
     ) -> tuple[tuple[bytes, bytes], CheckpointTuple] | None:
         """The next listed tuple after `position` and the position after it, or None."""
-        cur = txn.cursor(db=self._ckpt)
+        cur = txn.cursor(db=self._records)
         if position is None:
             group = self._next_group(cur, outer, outer)
             upper = None
         else:
             group, upper = position
         while group is not None:
+            prefix = group + _CHECKPOINT
             if upper is None:
-                upper = group + (enc(before_id) if before_id else UPPER)
+                upper = prefix + (enc(before_id) if before_id else UPPER)
             if id_filter:
-                key: bytes | None = group + enc(id_filter)
+                key: bytes | None = prefix + enc(id_filter)
                 if not key < upper or not cur.set_key(key):  # type: ignore[operator]
                     key = None
             else:
-                key = self._last_below(cur, group, upper)
+                key = self._last_below(cur, prefix, upper)
             while key is not None:
-                metadata = self._load_metadata(txn, key)
+                record = self._checkpoint_record(cur.value())
+                metadata = self._typed(record, 3)
                 if not filter or all(metadata.get(k) == v for k, v in filter.items()):
-                    thread_id, ns, checkpoint_id = decode_parts(key, 3)
-                    own = _config(thread_id, ns, checkpoint_id)
-                    item = self._make_tuple(txn, own, thread_id, ns, key, cur.value(), metadata)
+                    thread_id, ns = decode_parts(key, 2)
+                    own = _config(thread_id, ns, decode_parts(key[len(prefix) :], 1)[0])
+                    item = self._make_tuple(txn, own, thread_id, ns, key, record, metadata)
                     return (group, key), item
                 if id_filter:
                     break
-                key = cur.key() if cur.prev() and cur.key().startswith(group) else None
+                key = cur.key() if cur.prev() and cur.key().startswith(prefix) else None
             group, upper = self._next_group(cur, group + UPPER, outer), None
         return None
 
@@ -535,10 +605,11 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Stores `checkpoint` in one transaction; its parent is `config`'s `checkpoint_id` (P-12, P-13).
 
-        Only the channels in `new_versions` get a stored value; metadata is merged with
-        the config's user values (`get_checkpoint_metadata`). With `keep_last`, older
-        checkpoints of the thread and namespace are removed in the same transaction.
-        Flushes to disk when the run's durability is "sync" or `flush_every` is due.
+        Only the channels in `new_versions` get a stored value (none for an empty
+        channel); metadata is merged with the config's user values
+        (`get_checkpoint_metadata`). With `keep_last`, older checkpoints of the thread
+        and namespace are removed in the same transaction. Flushes to disk when the
+        run's durability is "sync" or `flush_every` is due.
 
         Returns:
             The config of the stored checkpoint.
@@ -563,35 +634,49 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         then `put(config, checkpoint, ...)`, all in one transaction (one commit instead of
         several per superstep). Same results and errors as the separate calls.
         """
-        thread_id = str(config["configurable"]["thread_id"])
-        checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_ns = configurable.get("checkpoint_ns") or ""
         group = enc_name(thread_id) + enc_name(checkpoint_ns)
         rest = dict(checkpoint)
         values: dict[str, Any] = rest.pop("channel_values")
-        packb = _msgpack().packb
+        dumps = self.serde.dumps_typed
+        pack = _pack()
         # serialize everything first, so a bad value stores nothing
-        blobs = [
-            (
-                group + enc_name(channel) + _enc_version(version),
-                packb(self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")),
-            )
-            for channel, version in new_versions.items()
-        ]
-        write_rows = []
-        for task_id, writes, task_path in task_writes:
-            write_rows.extend(self._write_rows(config, writes, task_id, task_path))
-        key = group + enc(checkpoint["id"])
-        record = packb([*self.serde.dumps_typed(rest), config["configurable"].get("checkpoint_id")])
-        meta = packb(self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)))
+        blob_prefix = group + _BLOB
+        blobs = []
+        cleared = []  # keys of versions without value: nothing stored (InMemorySaver: "empty")
+        for channel, version in new_versions.items():
+            blob_key = blob_prefix + enc_name(channel) + _enc_version(version)
+            if channel in values:
+                blobs.append((blob_key, pack(dumps(values[channel]))))
+            else:
+                cleared.append(blob_key)
+        write_rows: list[tuple[bytes, bytes, bool]] = []
+        if task_writes:
+            writes_prefix = group + _WRITE + enc(configurable["checkpoint_id"])
+            for task_id, writes, task_path in task_writes:
+                write_rows.extend(self._write_rows(writes_prefix, writes, task_id, task_path, pack))
+        key = group + _CHECKPOINT + enc(checkpoint["id"])
+        record = pack(
+            [
+                *dumps(rest),
+                configurable.get("checkpoint_id"),
+                *dumps(get_checkpoint_metadata(config, metadata)),
+            ]
+        )
         keep_last = self.keep_last
+        db = self._records
 
         def write(txn: Any) -> None:
+            put = txn.put
             for row_key, row, overwrite in write_rows:
-                txn.put(row_key, row, db=self._writes, overwrite=overwrite)
+                put(row_key, row, db=db, overwrite=overwrite)
             for blob_key, blob in blobs:
-                txn.put(blob_key, blob, db=self._blobs)
-            txn.put(key, record, db=self._ckpt)
-            txn.put(key, meta, db=self._meta)
+                put(blob_key, blob, db=db)
+            for blob_key in cleared:
+                txn.delete(blob_key, db=db)  # a value stored before under this version goes
+            put(key, record, db=db)
             if keep_last is not None:
                 self._retain(txn, group, keep_last)
 
@@ -630,15 +715,19 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
             TypeError: when a value cannot be serialized (nothing is stored then).
             LmdbError: when the write fails; nothing of this call is stored then.
         """
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_id = configurable["checkpoint_id"]
         if not writes:
-            # the same KeyError as a call with writes when the config lacks these keys
-            _ = (config["configurable"]["thread_id"], config["configurable"]["checkpoint_id"])
             return
-        rows = self._write_rows(config, writes, task_id, task_path)
+        checkpoint_ns = configurable.get("checkpoint_ns") or ""
+        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + _WRITE + enc(checkpoint_id)
+        rows = self._write_rows(prefix, writes, task_id, task_path, _pack())
+        db = self._records
 
         def write(txn: Any) -> None:
             for key, row, overwrite in rows:
-                txn.put(key, row, db=self._writes, overwrite=overwrite)
+                txn.put(key, row, db=db, overwrite=overwrite)
 
         durable = self._durability(config) == "sync" and any(w[0] == _INTERRUPT for w in writes)
         self._shared.write(
@@ -650,28 +739,25 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         )
 
     def _write_rows(
-        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+        self, prefix: bytes, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str, pack: Any
     ) -> list[tuple[bytes, bytes, bool]]:
-        """Serialized (key, row, overwrite) rows of one task's writes (P-5 indexes)."""
-        thread_id = str(config["configurable"]["thread_id"])
-        checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
-        checkpoint_id = config["configurable"]["checkpoint_id"]
-        packb = _msgpack().packb
-        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + enc(checkpoint_id) + enc(task_id)
+        """Serialized (key, row, overwrite) rows of one task's writes (P-5 indexes);
+        `prefix` is the checkpoint's writes prefix (thread, ns, `w`, checkpoint_id)."""
+        dumps = self.serde.dumps_typed
+        prefix += enc(task_id)
         rows = []
         for idx, (channel, value) in enumerate(writes):
             fixed = WRITES_IDX_MAP.get(channel, idx)
-            row = packb([channel, *self.serde.dumps_typed(value), task_path])
-            rows.append((prefix + _IDX.pack(fixed + _IDX_BIAS), row, fixed < 0))
+            rows.append((prefix + _IDX.pack(fixed + _IDX_BIAS), pack([channel, *dumps(value), task_path]), fixed < 0))
         return rows
 
     # --- retention and maintenance ------------------------------------------------------
 
     def _versions(self, raw: bytes) -> ChannelVersions:
-        return self._typed(self._loads(raw, "checkpoint", 3))["channel_versions"]
+        return self._typed(self._checkpoint_record(raw))["channel_versions"]
 
-    def _delete_prefix(self, txn: Any, db: Any, prefix: bytes) -> None:
-        cur = txn.cursor(db=db)
+    def _delete_prefix(self, txn: Any, prefix: bytes) -> None:
+        cur = txn.cursor(db=self._records)
         if not cur.set_range(prefix):
             return
         while cur.key().startswith(prefix):
@@ -681,11 +767,12 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
     def _retain(self, txn: Any, group: bytes, keep: int) -> None:
         """Keeps the newest `keep` checkpoints of one (thread, ns); removes the rest.
 
-        Removed with them: their metadata, pending writes, and every channel value they
+        Removed with them: their pending writes, and every channel value they
         reference that no kept checkpoint references.
         """
-        cur = txn.cursor(db=self._ckpt)
-        key = self._last_below(cur, group, group + UPPER)
+        prefix = group + _CHECKPOINT
+        cur = txn.cursor(db=self._records)
+        key = self._last_below(cur, prefix, prefix + UPPER)
         kept: list[bytes] = []
         removed: list[tuple[bytes, bytes]] = []
         while key is not None:
@@ -693,21 +780,21 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
                 kept.append(cur.value())
             else:
                 removed.append((key, cur.value()))
-            key = cur.key() if cur.prev() and cur.key().startswith(group) else None
+            key = cur.key() if cur.prev() and cur.key().startswith(prefix) else None
         if not removed:
             return
         live = {(ch, _enc_version(v)) for raw in kept for ch, v in self._versions(raw).items()}
         dead = {(ch, _enc_version(v)) for _, raw in removed for ch, v in self._versions(raw).items()}
+        blob_prefix = group + _BLOB
         for channel, version in dead - live:
-            txn.delete(group + enc(channel) + version, db=self._blobs)
+            txn.delete(blob_prefix + enc(channel) + version, db=self._records)
         for key, _ in removed:
-            txn.delete(key, db=self._ckpt)
-            txn.delete(key, db=self._meta)
-            self._delete_prefix(txn, self._writes, key)
+            txn.delete(key, db=self._records)
+            self._delete_prefix(txn, group + _WRITE + key[len(prefix) :])
 
     def _groups(self, txn: Any, thread_prefix: bytes) -> list[bytes]:
         groups = []
-        cur = txn.cursor(db=self._ckpt)
+        cur = txn.cursor(db=self._records)
         group = self._next_group(cur, thread_prefix, thread_prefix)
         while group is not None:
             groups.append(group)
@@ -723,8 +810,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         prefix = enc(str(thread_id))
 
         def write(txn: Any) -> None:
-            for db in (self._ckpt, self._meta, self._blobs, self._writes):
-                self._delete_prefix(txn, db, prefix)
+            self._delete_prefix(txn, prefix)
 
         self._shared.write(write, owner="LmdbSaver", action="LmdbSaver: deleting a thread", max_map_size=self.max_map_size)
 
@@ -743,33 +829,28 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
             return
 
         def write(txn: Any) -> None:
-            rows = {}
-            for db in (self._ckpt, self._meta, self._blobs, self._writes):
-                cur = txn.cursor(db=db)
-                found = []
-                if cur.set_range(source):
-                    for key, value in cur:
-                        if not key.startswith(source):
-                            break
-                        found.append((target + key[len(source) :], value))
-                rows[db] = found
-            if not rows[self._ckpt]:
-                return
-            checkpoint_keys = {key for key, _ in rows[self._ckpt]}
+            found = []
+            cur = txn.cursor(db=self._records)
+            if cur.set_range(source):
+                for key, value in cur:
+                    if not key.startswith(source):
+                        break
+                    found.append((target + key[len(source) :], value))
             groups = set()
-            for key in checkpoint_keys:
-                thread_id, ns = decode_parts(key, 2)
-                groups.add(enc(thread_id) + enc(ns))
-            replaced = set()
-            for key, _ in rows[self._writes]:
-                thread_id, ns, checkpoint_id = decode_parts(key, 3)
-                write_group = enc(thread_id) + enc(ns) + enc(checkpoint_id)
-                if write_group not in replaced:
-                    replaced.add(write_group)
-                    self._delete_prefix(txn, self._writes, write_group)
-            for db, found in rows.items():
-                for key, value in found:
-                    txn.put(key, value, db=db)
+            write_groups = set()  # (thread, ns, `w`, checkpoint_id) of copied writes
+            for key, _ in found:
+                at = parts_end(key, 2)
+                kind = key[at : at + 1]
+                if kind == _CHECKPOINT:
+                    groups.add(key[:at])
+                elif kind == _WRITE:
+                    write_groups.add(key[: parts_end(key, 1, at + 1)])
+            if not groups:
+                return
+            for write_group in write_groups:
+                self._delete_prefix(txn, write_group)
+            for key, value in found:
+                txn.put(key, value, db=self._records)
             if self.keep_last is not None:
                 for group in groups:
                     self._retain(txn, group, self.keep_last)
@@ -797,29 +878,35 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
         def write(txn: Any) -> None:
             for prefix in prefixes:
                 if strategy == "delete":
-                    for db in (self._ckpt, self._meta, self._blobs, self._writes):
-                        self._delete_prefix(txn, db, prefix)
+                    self._delete_prefix(txn, prefix)
                     continue
-                groups = self._groups(txn, prefix)
                 live_blobs: set[bytes] = set()
                 live_checkpoints: set[bytes] = set()
-                for group in groups:
+                for group in self._groups(txn, prefix):
                     self._retain(txn, group, 1)
-                    cur = txn.cursor(db=self._ckpt)
-                    key = self._last_below(cur, group, group + UPPER)
+                    cur = txn.cursor(db=self._records)
+                    key = self._last_below(cur, group + _CHECKPOINT, group + _CHECKPOINT + UPPER)
                     if key is None:
                         continue
                     live_checkpoints.add(key)
                     for ch, v in self._versions(cur.value()).items():
-                        live_blobs.add(group + enc(ch) + _enc_version(v))
+                        live_blobs.add(group + _BLOB + enc(ch) + _enc_version(v))
+
                 # sweep what no kept checkpoint references (also orphans of other namespaces)
-                self._sweep(txn, self._blobs, prefix, live_blobs.__contains__)
-                self._sweep(txn, self._writes, prefix, lambda key, live=live_checkpoints: _write_owner(key) in live)
+                def keep(key: bytes, blobs: set = live_blobs, checkpoints: set = live_checkpoints) -> bool:
+                    kind = _kind(key)
+                    if kind == _BLOB:
+                        return key in blobs
+                    if kind == _WRITE:
+                        return _write_owner(key) in checkpoints
+                    return True
+
+                self._sweep(txn, prefix, keep)
 
         self._shared.write(write, owner="LmdbSaver", action="LmdbSaver: pruning", max_map_size=self.max_map_size)
 
-    def _sweep(self, txn: Any, db: Any, prefix: bytes, keep: Any) -> None:
-        cur = txn.cursor(db=db)
+    def _sweep(self, txn: Any, prefix: bytes, keep: Any) -> None:
+        cur = txn.cursor(db=self._records)
         if not cur.set_range(prefix):
             return
         while cur.key().startswith(prefix):
@@ -829,22 +916,23 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[str]):
             elif not cur.delete():
                 break
 
-    def get_next_version(self, current: str | int | None, channel: None) -> str:
-        """The version after `current`: `f"{n + 1:032}.{random.random():016}"` (L-49).
+    def get_next_version(self, current: float | str | None, channel: None) -> int | str:  # type: ignore[override]
+        """The version after `current`: `(n + 1) << 32 | 32 random bits` (L-49).
 
-        The integer part orders versions; the random fraction makes concurrent
-        branches' versions differ (InMemorySaver's format).
+        `n` is the counter part of `current` (`current >> 32` for an int or float, 0
+        for None), so versions increase; the random low bits make the versions of a
+        fork (a run resumed from an older checkpoint) differ from those the abandoned
+        branch got at the same count, so a branch never overwrites the other's stored
+        values. A LangGraph-format string `current` ("000…041.0.123", e.g. a thread
+        written by another saver) gets the next string of that format, so the
+        versions of one thread never mix str and int (they are compared).
         """
         if current is None:
-            current_v = 0
-        elif isinstance(current, (int, float)):
-            current_v = int(current)
+            counter = 0
+        elif isinstance(current, int):
+            counter = current >> _COUNTER_SHIFT
+        elif isinstance(current, float):
+            counter = int(current) >> _COUNTER_SHIFT
         else:
-            current_v = int(current.split(".")[0])
-        return f"{current_v + 1:032}.{random.random():016}"
-
-
-def _write_owner(key: bytes) -> bytes:
-    """The checkpoint key (thread, ns, checkpoint_id) a pending-write key belongs to."""
-    thread_id, ns, checkpoint_id = decode_parts(key, 3)
-    return enc(thread_id) + enc(ns) + enc(checkpoint_id)
+            return f"{int(current.split('.')[0]) + 1:032}.{random.random():016}"
+        return ((counter + 1) << _COUNTER_SHIFT) | random.getrandbits(_COUNTER_SHIFT)
