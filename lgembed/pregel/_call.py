@@ -35,6 +35,16 @@ def _ann_name(ann: Any) -> Any:
     return name or text
 
 
+def _is_stream_writer(ann: Any) -> bool:
+    """`StreamWriter` is `Callable[[Any], None]`: LangGraph matches it by equality (B-16)."""
+    from lgembed.types import StreamWriter
+
+    try:
+        return bool(ann == StreamWriter)
+    except Exception:
+        return False
+
+
 def _is_async_callable(func: Any) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
@@ -93,7 +103,7 @@ class NodeCallable:
                     continue
                 accepts.append((kw, "config", _EMPTY))
             elif kw == "writer":
-                if ann in _WRITER_ANN:
+                if ann in _WRITER_ANN or _is_stream_writer(p.annotation):
                     accepts.append((kw, "stream_writer", None))
             elif kw == "store":
                 if ann in _STORE_REQ_ANN:

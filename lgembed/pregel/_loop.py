@@ -98,8 +98,10 @@ class Run:
         parent_modes: frozenset = frozenset(),
         parent_task: Any = None,
         parent_writer: Any = None,
+        store: Any = MISSING,
     ) -> None:
         self.graph = graph
+        self.store = graph.store if store is MISSING else store
         self.config = config
         self.modes = modes
         self.output_keys = output_keys
@@ -142,7 +144,7 @@ class Run:
         self.pending_handlers: list = []
         self.static_interrupt = False
         self.error: BaseException | None = None
-        self.checkpoint_id = "00000000-0000-0000-0000-000000000000"
+        self._checkpoint_id: str | None = None
         configurable = config.get(CONF) or {}
         self.thread_id = configurable.get("thread_id")
         self.run_id = str(config["run_id"]) if config.get("run_id") else None
@@ -165,11 +167,26 @@ class Run:
             self.parents = {}
 
     @property
+    def checkpoint_id(self) -> str:
+        """Id of the checkpoint the current step starts from. Without a checkpointer each
+        step still has a fresh one, made on first use (task ids derive from it, L-23)."""
+        cid = self._checkpoint_id
+        if cid is None:
+            from lgembed.checkpoint._id import uuid6_str
+
+            cid = self._checkpoint_id = uuid6_str(self.step)
+        return cid
+
+    @checkpoint_id.setter
+    def checkpoint_id(self, value: str) -> None:
+        self._checkpoint_id = value
+
+    @property
     def runtime(self) -> Runtime:
         """The run's Runtime (context, store, stream writer), built on first use."""
         rt = self._runtime
         if rt is None:
-            rt = self._runtime = Runtime(context=self.context, store=self.graph.store, stream_writer=self.stream_writer)
+            rt = self._runtime = Runtime(context=self.context, store=self.store, stream_writer=self.stream_writer)
         return rt
 
     # --- streaming ---------------------------------------------------------------------
@@ -546,6 +563,7 @@ class Run:
     def end_step(self) -> None:
         """Advances to the next step (checkpointed runs save a checkpoint here)."""
         self.step += 1
+        self._checkpoint_id = None
 
     def close(self) -> None:
         """Called once when the run ends, however it ends."""

@@ -233,9 +233,10 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
 
     n_workers = min(n_workers, POOL_SIZE)
 
-    # Workers start one after another: each submits the next one before running its
-    # first task while tasks are still queued, so short tasks that the caller finishes
-    # itself wake no thread, and blocking tasks still all start (L-30).
+    # Workers start one after another: while more than one task is queued, a worker
+    # submits the next worker before taking a task, so short tasks that the caller
+    # finishes itself wake no thread, blocking tasks still all start (L-30), and (as the
+    # new thread usually takes the first task) short tasks still finish in queue order.
     started = itertools.count(1)
     executor = run.graph._executor() if n_workers > 0 else None
 
@@ -245,12 +246,12 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
 
     def work() -> None:
         while True:
+            if len(todo) > 1:
+                spawn()
             try:
                 task = todo.popleft()
             except IndexError:
                 return
-            if todo:
-                spawn()
             try:
                 base.copy().run(execute, task)
             finally:

@@ -279,8 +279,13 @@ class Pregel:
                 parent_task=parent_task,
                 parent_sink=stream[0] if stream else None,
                 parent_modes=stream[1] if stream else frozenset(),
-                parent_writer=parent_runtime.stream_writer if parent_runtime is not None else None,
+                # S-8: a nested graph's custom chunks reach the caller only when the
+                # caller streams subgraphs (it then passes its stream down)
+                parent_writer=parent_runtime.stream_writer if parent_runtime is not None and stream else None,
             )
+            if parent_runtime is not None:
+                # T-5: a nested graph uses the store of the graph that runs it, not its own
+                kwargs["store"] = parent_runtime.store
             if context is None and parent_runtime is not None:
                 kwargs["context"] = parent_runtime.context
         saver = self._saver(config)
@@ -678,6 +683,49 @@ class Pregel:
 
     async def abulk_update_state(self, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
         return self.bulk_update_state(config, supersteps)
+
+    # --- introspection ----------------------------------------------------------------------
+
+    def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Any]]:
+        """(name, graph) of the nodes that are compiled graphs; `namespace` selects one
+        ("a|b" with `recurse`), `recurse` descends into them (G-5)."""
+        for name, node in self.nodes.items():
+            if namespace is not None and not namespace.startswith(name):
+                continue
+            graph = node.subgraphs[0] if node.subgraphs else None
+            if graph is None:
+                continue
+            if name == namespace:
+                yield name, graph
+                return
+            if namespace is None:
+                yield name, graph
+            if recurse and isinstance(graph, Pregel):
+                inner = namespace[len(name) + 1 :] if namespace is not None else None
+                for sub_name, sub in graph.get_subgraphs(namespace=inner, recurse=recurse):
+                    yield f"{name}|{sub_name}", sub
+
+    async def aget_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> AsyncIterator[tuple[str, Any]]:
+        for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield item
+
+    def get_input_jsonschema(self, config: dict | None = None) -> dict[str, Any]:
+        """JSON schema of the graph's input, as LangGraph derives it from the input schema."""
+        from lgembed.graph._jsonschema import input_jsonschema
+
+        return input_jsonschema(self, config)
+
+    def get_output_jsonschema(self, config: dict | None = None) -> dict[str, Any]:
+        """JSON schema of the graph's output, as LangGraph derives it from the output schema."""
+        from lgembed.graph._jsonschema import output_jsonschema
+
+        return output_jsonschema(self, config)
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """JSON schema of the context schema, or None without one."""
+        from lgembed.graph._jsonschema import context_jsonschema
+
+        return context_jsonschema(self)
 
     # --- drawing ----------------------------------------------------------------------------
 
