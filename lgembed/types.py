@@ -137,6 +137,9 @@ class TimeoutPolicy:
 
     run_timeout: float | None = None
     idle_timeout: float | None = None
+    refresh_on: str = "auto"
+    """Which signals refresh `idle_timeout` ("auto" or "heartbeat"); lgembed has no
+    idle timeouts yet (refused at compile), so this is only kept and shown."""
 
     @classmethod
     def coerce(cls, value: Any) -> TimeoutPolicy | None:

@@ -1002,10 +1002,16 @@ def test_get_checkpoint_id():
 
 
 def test_empty_checkpoint():
-    """P-1: v4, no channels, id with clock sequence -2 (`bffe`), UTC timestamp."""
+    """P-1: langgraph.checkpoint.base's helper: v2 with empty pending_sends and no
+    updated_channels, no channels, id with clock sequence -2 (`bffe`), UTC timestamp
+    (the engine's own checkpoints are v4)."""
     c = empty_checkpoint()
-    assert c["v"] == LATEST_VERSION == 4
-    assert (c["channel_values"], c["channel_versions"], c["versions_seen"]) == ({}, {}, {})
+    assert c["v"] == LATEST_VERSION == 2
+    assert sorted(c) == [
+        "channel_values", "channel_versions", "id", "pending_sends", "ts", "updated_channels", "v", "versions_seen"
+    ]
+    assert (c["channel_values"], c["channel_versions"], c["versions_seen"], c["pending_sends"]) == ({}, {}, {}, [])
+    assert c["updated_channels"] is None
     assert c["id"][19:23] == "bffe" and uuid.UUID(c["id"]).version == 6
     assert c["ts"].endswith("+00:00")
 
@@ -1031,7 +1037,7 @@ def test_create_checkpoint():
     assert new["channel_versions"] == prev["channel_versions"] and new["channel_versions"] is not prev["channel_versions"]
     assert new["versions_seen"] is prev["versions_seen"]
     assert new["updated_channels"] == ["a", "d"]
-    assert new["id"][19:23] == "8003" and new["v"] == 4
+    assert new["id"][19:23] == "8003" and new["v"] == 2
     assert create_checkpoint(prev, None, 0, id="fixed")["id"] == "fixed"
     assert create_checkpoint(prev, None, 0)["updated_channels"] is None
 

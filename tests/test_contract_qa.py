@@ -16,7 +16,7 @@ from lgembed.config import get_store, get_stream_writer
 from lgembed.graph import START, StateGraph
 from lgembed.runtime import Runtime
 from lgembed.store.memory import InMemoryStore
-from lgembed.types import StreamWriter, interrupt
+from lgembed.types import Command, StreamWriter, TimeoutPolicy, interrupt
 
 
 class Out(TypedDict):
@@ -176,3 +176,82 @@ def test_get_subgraphs_lists_nested_graphs_by_namespace():
     assert list(app.get_subgraphs(namespace="mid|leaf", recurse=True)) == [("mid|leaf", leaf_graph)]
     assert list(app.get_subgraphs(namespace="mid")) == [("mid", mid_graph)]
     assert list(app.get_subgraphs(namespace="plain")) == []
+
+
+# --- I-1: a resume value sent to a thread that never ran is not used ---------------------
+
+
+def test_resume_on_a_fresh_thread_is_ignored():
+    """I-1: Command(resume=...) on a new thread runs the graph from its input; the resume
+    value belongs to no pending interrupt, so interrupt() pauses; the update is applied."""
+    builder = StateGraph(X)
+    builder.add_node("ask", lambda s: {"x": interrupt("q")})
+    builder.add_edge(START, "ask")
+    app = builder.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "fresh"}}
+    out = app.invoke(Command(resume="r", update={"x": 5}), cfg)
+    assert out["x"] == 5 and [i.value for i in out["__interrupt__"]] == ["q"]
+    assert app.get_state(cfg).next == ("ask",)
+    assert app.invoke(Command(resume=9), cfg) == {"x": 9}
+    assert [(s.metadata["source"], s.metadata["step"]) for s in app.get_state_history(cfg)] == [
+        ("loop", 1),
+        ("loop", 0),
+        ("input", -1),
+    ]
+
+
+# --- L-1: a checkpointer needs a thread_id ------------------------------------------------
+
+
+def test_config_without_thread_id_fails_in_the_saver():
+    """L-1: with only checkpoint_ns, the saver's lookup raises KeyError('thread_id')."""
+    builder = StateGraph(X)
+    builder.add_node("a", lambda s: {"x": 1})
+    builder.add_edge(START, "a")
+    app = builder.compile(checkpointer=InMemorySaver())
+    with pytest.raises(KeyError, match="thread_id"):
+        app.invoke({"x": 0}, {"configurable": {"checkpoint_ns": ""}})
+    with pytest.raises(KeyError, match="configurable"):
+        app.get_state({})
+
+
+# --- B-17 / B-14: error texts of sync calls to async-only callables ----------------------
+
+
+def test_sync_invoke_of_node_with_timeout_names_the_node():
+    """B-17: the sync API refuses a node that has a timeout, even an async one."""
+
+    async def fast(state):
+        return {"x": 1}
+
+    builder = StateGraph(X)
+    builder.add_node("fast", fast, timeout=5)
+    builder.add_edge(START, "fast")
+    with pytest.raises(ValueError) as info:
+        builder.compile().invoke({"x": 0})
+    assert str(info.value) == (
+        "Node timeouts are only supported for async nodes because sync Python execution "
+        "cannot be safely cancelled in-process. Node 'fast' is sync."
+    )
+
+
+def test_timeout_policy_repr():
+    """B-17: TimeoutPolicy has LangGraph's fields, refresh_on defaulting to 'auto'."""
+    assert repr(TimeoutPolicy(run_timeout=1.5)) == "TimeoutPolicy(run_timeout=1.5, idle_timeout=None, refresh_on='auto')"
+
+
+def test_async_router_under_sync_invoke_names_the_router():
+    """B-14: the TypeError names the router function."""
+
+    async def aroute(state):
+        return "p"
+
+    builder = StateGraph(X)
+    builder.add_node("p", lambda s: {})
+    builder.add_conditional_edges(START, aroute)
+    with pytest.raises(TypeError) as info:
+        builder.compile().invoke({"x": 0})
+    assert str(info.value) == (
+        'No synchronous function provided to "aroute".\nEither initialize with a synchronous '
+        "function or invoke via the async API (ainvoke, astream, etc.)"
+    )

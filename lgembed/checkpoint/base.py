@@ -75,8 +75,9 @@ ChannelVersions = Dict[str, Any]
 PendingWrite = tuple  # tuple[str, str, Any]
 """`(task_id, channel, value)` as returned in `CheckpointTuple.pending_writes` (P-5)."""
 
-LATEST_VERSION = 4
-# the checkpoint format version `create_checkpoint` writes (P-1: `v` = 4)
+LATEST_VERSION = 2
+# `v` of the checkpoints `empty_checkpoint`/`create_checkpoint` of this module make, as
+# langgraph.checkpoint.base's (the engine itself writes v4 checkpoints, P-1)
 
 ERROR = "__error__"
 SCHEDULED = "__scheduled__"
@@ -121,7 +122,7 @@ class Checkpoint(TypedDict):
     """A snapshot of a graph's channels at the start of a step (P-1)."""
 
     v: int
-    """Format version (4)."""
+    """Format version (4 in the engine's checkpoints, 2 from `empty_checkpoint`)."""
     id: str
     """A uuid6 string; unique and increasing, so ids sort in creation order."""
     ts: str
@@ -134,6 +135,8 @@ class Checkpoint(TypedDict):
     """Node name -> the channel versions it has seen (decides which nodes run next)."""
     updated_channels: list | None
     """Sorted names of the channels the step that produced this checkpoint updated, or None."""
+    pending_sends: list
+    """Only in v2 checkpoints (`empty_checkpoint`, `create_checkpoint`): always empty."""
 
 
 class CheckpointTuple(NamedTuple):
@@ -211,7 +214,8 @@ def _now_iso() -> str:
 
 
 def empty_checkpoint() -> Checkpoint:
-    """A checkpoint with no channels (v4, id with clock sequence -2, as LangGraph's engine makes it)."""
+    """A checkpoint with no channels (v2 with `pending_sends`, id with clock sequence -2),
+    as langgraph.checkpoint.base's `empty_checkpoint`."""
     from lgembed.checkpoint._id import uuid6
 
     return Checkpoint(  # type: ignore[typeddict-item]
@@ -221,6 +225,8 @@ def empty_checkpoint() -> Checkpoint:
         channel_values={},
         channel_versions={},
         versions_seen={},
+        pending_sends=[],
+        updated_channels=None,
     )
 
 
@@ -263,6 +269,7 @@ def create_checkpoint(
         channel_values=values,
         channel_versions=versions,
         versions_seen=checkpoint["versions_seen"],
+        pending_sends=checkpoint.get("pending_sends", []),
         updated_channels=None if updated_channels is None else sorted(updated_channels),
     )
 

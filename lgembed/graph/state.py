@@ -516,10 +516,9 @@ def _validate_timeout(name: str, node: PregelNode) -> None:
         return
     proc = node.proc
     if proc is None or not (proc.is_async or (proc.is_runnable and hasattr(proc.func, "ainvoke"))):
-        raise ValueError(
-            "Node timeouts are only supported for async nodes because sync Python execution "
-            f"cannot be safely cancelled in-process. Node {name!r} is sync."
-        )
+        from lgembed.pregel._runner import sync_timeout_unsupported
+
+        raise sync_timeout_unsupported(name)
     if policy.idle_timeout is not None:
         raise NotImplementedError(
             f"Compiling node {name!r}: idle_timeout is not supported by lgembed "

@@ -151,7 +151,7 @@ class NodeCallable:
             return self.func.invoke(value, task.config)
         if self.is_async:
             raise TypeError(
-                f'No synchronous function provided to "{self.name}".'
+                f'No synchronous function provided to "{self.name if self.name is not None else callable_name(self.func)}".'
                 "\nEither initialize with a synchronous function or invoke"
                 " via the async API (ainvoke, astream, etc.)"
             )

@@ -198,7 +198,11 @@ class CheckpointedRun(Run):
 
     def _load(self) -> None:
         configurable = self.config[CONF]
-        lookup = {"thread_id": self.thread_id, "checkpoint_ns": self.ns_value}
+        # L-1: a config without thread_id reaches the saver as is (LangGraph's savers
+        # raise KeyError('thread_id'))
+        lookup = {"checkpoint_ns": self.ns_value}
+        if "thread_id" in configurable:
+            lookup["thread_id"] = self.thread_id
         if configurable.get(CONFIG_KEY_CHECKPOINT_ID):
             lookup[CONFIG_KEY_CHECKPOINT_ID] = configurable[CONFIG_KEY_CHECKPOINT_ID]
         saved = self.saver.get_tuple({CONF: lookup})
@@ -341,6 +345,9 @@ class CheckpointedRun(Run):
         discard = self.prepare() if self.versions else []
         self.updated = self.apply([*sorted(discard, key=_order), _InputTask(input_writes)])
         self.put_checkpoint("input")
+        # a resume value given to a thread that was not waiting belonged to the replaced
+        # checkpoint's pending writes: the new one has none (I-1)
+        self.null_resume = MISSING
 
     # --- pending writes ----------------------------------------------------------------
 

@@ -134,8 +134,21 @@ def _after_failure(task: Any, exc: Exception, attempts: int) -> float | None:
     return delay
 
 
+def sync_timeout_unsupported(name: str) -> ValueError:
+    """B-17: the error for a node with a timeout that would run synchronously."""
+    return ValueError(
+        "Node timeouts are only supported for async nodes because sync Python "
+        f"execution cannot be safely cancelled in-process. Node {name!r} is sync."
+    )
+
+
 def execute(task: Any) -> None:
     """Runs `task` with retries in the current thread; stores an exception in `task.error`."""
+    node = task.node
+    if node is not None and node.timeout is not None:
+        # B-17: the sync API never runs a node that has a timeout (not even an async one)
+        task.error = sync_timeout_unsupported(task.name)
+        return
     token = _TASK.set(task)
     attempts = 0
     try:
