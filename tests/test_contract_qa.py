@@ -255,3 +255,56 @@ def test_async_router_under_sync_invoke_names_the_router():
         'No synchronous function provided to "aroute".\nEither initialize with a synchronous '
         "function or invoke via the async API (ainvoke, astream, etc.)"
     )
+
+
+# --- I-11 / G-4: a static breakpoint inside a subgraph pauses the parent ----------------
+
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _breakpoint_parent(kind: str):
+    sub = StateGraph(Log)
+    sub.add_node("x", lambda s: {"log": ["x"]})
+    sub.add_node("y", lambda s: {"log": ["y"]})
+    sub.add_edge(START, "x")
+    sub.add_edge("x", "y")
+    compiled = sub.compile(interrupt_before=["y"]) if kind == "before" else sub.compile(interrupt_after=["x"])
+    parent = StateGraph(Log)
+    parent.add_node("sub", compiled)
+    parent.add_node("after", lambda s: {"log": ["after"]})
+    parent.add_node("side", lambda s: {"log": ["side"]})
+    parent.add_edge(START, "sub")
+    parent.add_edge(START, "side")
+    parent.add_edge("sub", "after")
+    return parent.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("kind", ["before", "after"])
+def test_subgraph_static_breakpoint_pauses_the_parent_task(kind):
+    """I-11: the subgraph stops at its breakpoint; its parent task counts as interrupted
+    (no interrupt values), so the parent stops with that task pending and resumes it."""
+    app = _breakpoint_parent(kind)
+    cfg = {"configurable": {"thread_id": "1"}}
+    assert app.invoke({"log": []}, cfg) == {"log": ["side"]}
+    state = app.get_state(cfg)
+    assert state.next == ("sub",) and state.values == {"log": ["side"]}
+    assert [(t.name, t.interrupts) for t in state.tasks] == [("sub", ()), ("side", ())]
+    assert app.invoke(None, cfg) == {"log": ["side", "x", "y", "after"]}
+
+
+def test_subgraph_static_breakpoint_chunk_only_at_the_root():
+    """I-11 / S-4: the breakpoint's `__interrupt__` update is streamed once, at the root."""
+    app = _breakpoint_parent("before")
+    cfg = {"configurable": {"thread_id": "2"}}
+    chunks = list(app.stream({"log": []}, cfg, stream_mode="updates", subgraphs=True))
+    interrupts = [ns for ns, chunk in chunks if "__interrupt__" in chunk]
+    assert interrupts == [()]
+    assert chunks[-1] == ((), {"__interrupt__": ()})
+    resumed = list(app.stream(None, cfg, stream_mode="updates"))
+    assert resumed == [
+        {"side": {"log": ["side"]}, "__metadata__": {"cached": True}},
+        {"sub": {"log": ["x", "y"]}},
+        {"after": {"log": ["after"]}},
+    ]

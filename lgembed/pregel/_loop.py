@@ -141,6 +141,9 @@ class Run:
         self.limit = limit
         self.tasks: list = []
         self.interrupts: list = []
+        self.interrupted = False
+        # a task of this step raised GraphInterrupt (maybe with no interrupts: a nested
+        # graph stopped at a static breakpoint, I-11)
         self.pending_handlers: list = []
         self.static_interrupt = False
         self.error: BaseException | None = None
@@ -405,7 +408,7 @@ class Run:
         """
         if self.error is not None:
             raise self.error
-        if self.interrupts:
+        if self.interrupted:
             if self.nested:
                 raise GraphInterrupt(tuple(self.interrupts))
             self.apply_interrupted_step()
@@ -424,7 +427,8 @@ class Run:
 
     def emit_static_interrupt(self) -> None:
         self.static_interrupt = True
-        if "updates" in self.modes:
+        # a nested graph's breakpoint shows as its parent task's interrupt, not in its namespace
+        if "updates" in self.modes and not self.nested:
             self.emit("updates", {INTERRUPT: ()})
 
     # --- commit ----------------------------------------------------------------------------
@@ -452,6 +456,7 @@ class Run:
             # values, I-5) but are never saved (I-4)
             task.writes.append((INTERRUPT, interrupts))
             self.interrupts.extend(interrupts)
+            self.interrupted = True
             if not hidden:
                 if "updates" in self.modes:
                     self.emit("updates", {INTERRUPT: interrupts})
