@@ -51,6 +51,9 @@ CONFIG_KEY_DURABILITY = sys.intern("__pregel_durability")
 CONFIG_KEY_CHECKPOINT_NS = sys.intern("checkpoint_ns")
 CONFIG_KEY_CHECKPOINT_ID = sys.intern("checkpoint_id")
 CONFIG_KEY_CHECKPOINT_MAP = sys.intern("checkpoint_map")
+CONFIG_KEY_TASK = "__pregel_lgembed_task"
+# the running Task in a task's configurable (nested graphs find their parent task by it);
+# `__pregel_` like LangGraph's engine keys, which user code filters out
 CONFIG_KEY_THREAD_ID = sys.intern("thread_id")
 
 RESERVED = frozenset(

@@ -27,6 +27,10 @@ class ExecutionInfo:
     task_id: str = ""
     thread_id: str | None = None
     run_id: str | None = None
+    node_attempt: int = 1
+    """Which attempt of the task this is (1 first, 2 the first retry, ...)."""
+    node_first_attempt_time: float | None = None
+    """`time.time()` when the first attempt started."""
 
     def patch(self, **overrides: Any) -> ExecutionInfo:
         return replace(self, **overrides)

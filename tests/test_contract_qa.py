@@ -308,3 +308,62 @@ def test_subgraph_static_breakpoint_chunk_only_at_the_root():
         {"sub": {"log": ["x", "y"]}},
         {"after": {"log": ["after"]}},
     ]
+
+
+# --- S-5 / L-23: task events and execution info ------------------------------------------
+
+
+def test_resumed_step_streams_start_events_of_cached_siblings():
+    """S-5: on resume, a sibling whose saved writes are reused gets a `tasks` start event
+    (but no result event); the re-run task gets both."""
+    builder = StateGraph(Log)
+    builder.add_node("ask", lambda s: {"log": [interrupt("q")]})
+    builder.add_node("other", lambda s: {"log": ["other"]})
+    builder.add_edge(START, "ask")
+    builder.add_edge(START, "other")
+    app = builder.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "1"}}
+    app.invoke({"log": []}, cfg)
+    events = list(app.stream(Command(resume="A"), cfg, stream_mode="tasks"))
+    starts = sorted(e["name"] for e in events if "input" in e)
+    results = sorted(e["name"] for e in events if "result" in e)
+    assert starts == ["ask", "other"]
+    assert results == ["ask"]
+
+
+def test_execution_info_counts_attempts():
+    """L-24: runtime.execution_info.node_attempt is 1, then 2 on the first retry;
+    node_first_attempt_time is the float time of the first attempt."""
+    from lgembed.types import RetryPolicy
+
+    seen = []
+
+    def flaky(state, runtime: Runtime):
+        info = runtime.execution_info
+        seen.append((info.node_attempt, type(info.node_first_attempt_time).__name__))
+        if len(seen) == 1:
+            raise ValueError("once")
+        return {"x": 1}
+
+    builder = StateGraph(X)
+    builder.add_node("flaky", flaky, retry_policy=RetryPolicy(initial_interval=0.0, jitter=False, retry_on=ValueError))
+    builder.add_edge(START, "flaky")
+    assert builder.compile().invoke({"x": 0}) == {"x": 1}
+    assert seen == [(1, "float"), (2, "float")]
+
+
+def test_engine_keys_in_node_configurable_are_pregel_prefixed():
+    """L-24: a node's configurable holds thread/checkpoint keys and `__pregel_*` engine keys only."""
+    from lgembed.config import get_config
+
+    keys = []
+    builder = StateGraph(X)
+    builder.add_node("a", lambda s: keys.append(sorted(get_config()["configurable"])) or {"x": 1})
+    builder.add_edge(START, "a")
+    builder.compile(checkpointer=InMemorySaver()).invoke({"x": 0}, {"configurable": {"thread_id": "t"}})
+    assert [k for k in keys[0] if not k.startswith("__pregel_")] == [
+        "checkpoint_id",
+        "checkpoint_map",
+        "checkpoint_ns",
+        "thread_id",
+    ]

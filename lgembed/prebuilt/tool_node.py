@@ -261,7 +261,7 @@ class ToolNode:
         if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
             return input["state"]
         if isinstance(input, list) and input and isinstance(input[-1], dict) and input[-1].get("type") == "tool_call":
-            task = config.get(CONF, {}).get("__lgembed_task")
+            task = config.get(CONF, {}).get("__pregel_lgembed_task")
             if task is None or task.node is None:
                 return {}
             reads = task.node.reads

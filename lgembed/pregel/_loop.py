@@ -15,6 +15,7 @@ from typing import Any
 from lgembed._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_TASK,
     ERROR,
     ERROR_SOURCE_NODE,
     INPUT,
@@ -268,7 +269,7 @@ class Run:
     def extend_task_configurable(self, task: Task, configurable: dict) -> None:
         """Engine keys a task's config carries to nested graphs (G-1, G-4, S-2)."""
         configurable[CONFIG_KEY_CHECKPOINT_MAP] = {**self.parents, self.ns_value: self.checkpoint_id}
-        configurable["__lgembed_task"] = task
+        configurable[CONFIG_KEY_TASK] = task
         configurable["__pregel_resuming"] = self.resuming
         if self.child_sink is not None:
             configurable["__pregel_stream"] = (self.child_sink, self.modes)

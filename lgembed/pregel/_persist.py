@@ -20,6 +20,7 @@ from lgembed._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_TASK,
     CONFIG_KEY_CHECKPOINT_NS,
     ERROR,
     ERROR_SOURCE_NODE,
@@ -465,7 +466,7 @@ class CheckpointedRun(Run):
         base = self._put_base
         if base is None:
             configurable = {
-                k: v for k, v in self.config[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID and not k.startswith("__lgembed")
+                k: v for k, v in self.config[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID and k != CONFIG_KEY_TASK
             }
             configurable["thread_id"] = self.thread_id
             configurable[CONFIG_KEY_CHECKPOINT_NS] = self.ns_value
@@ -620,7 +621,8 @@ class CheckpointedRun(Run):
 
     def _emit_task_starts(self, tasks: list) -> None:
         for task in tasks:
-            if task.cached or (task.node is not None and task.node.hidden):
+            # S-5: tasks whose saved writes are reused still show their start (not a result)
+            if task.node is not None and task.node.hidden:
                 continue
             payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
             self._emit_task_event(payload, "task")

@@ -112,6 +112,14 @@ def _begin_attempt(task: Any) -> None:
     task.writes = []
     task.interrupt_idx = 0
     task.subgraph_counter = 0
+    attempt = task.attempt + 1
+    task.attempt = attempt
+    if attempt == 1:
+        task.first_attempt_time = time.time()
+    else:
+        # the runtime's execution_info (and the config holding it) names the attempt
+        task._runtime = None
+        task._config = None
 
 
 def _after_failure(task: Any, exc: Exception, attempts: int) -> float | None:

@@ -58,6 +58,8 @@ class Task:
         "handled",
         "resume_new",
         "subgraph_counter",
+        "attempt",
+        "first_attempt_time",
     )
 
     def __init__(self, run: Any, name: str, node: Any, value: Any, path: tuple, triggers: Any, order: tuple) -> None:
@@ -82,6 +84,8 @@ class Task:
         self.handled = False
         self.resume_new = False
         self.subgraph_counter = 0
+        self.attempt = 0
+        self.first_attempt_time: float | None = None
 
     # --- identity --------------------------------------------------------------------
 
@@ -126,6 +130,8 @@ class Task:
                     task_id=self.id,
                     thread_id=run.thread_id,
                     run_id=run.run_id,
+                    node_attempt=self.attempt or 1,
+                    node_first_attempt_time=self.first_attempt_time,
                 )
             )
         return rt

@@ -16,6 +16,7 @@ from typing import Any, AsyncIterator, Iterator, Sequence
 
 from lgembed._constants import (
     CONF,
+    CONFIG_KEY_TASK,
     DEFAULT_RECURSION_LIMIT,
     INTERRUPT,
     RESUME,
@@ -257,7 +258,7 @@ class Pregel:
             context=context,
         )
         configurable = config[CONF]
-        parent_task = configurable.get("__lgembed_task")
+        parent_task = configurable.get(CONFIG_KEY_TASK)
         if parent_task is None and self.checkpointer is True:
             raise RuntimeError("checkpointer=True cannot be used for root graphs.")
         if parent_task is not None:
