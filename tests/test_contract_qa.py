@@ -367,3 +367,14 @@ def test_engine_keys_in_node_configurable_are_pregel_prefixed():
         "checkpoint_ns",
         "thread_id",
     ]
+
+
+def test_get_subgraphs_skips_checkpointer_false_graphs():
+    """G-5: a graph compiled with checkpointer=False is not listed as a subgraph."""
+    leaf = StateGraph(X)
+    leaf.add_node("l", lambda s: s)
+    leaf.add_edge(START, "l")
+    top = StateGraph(X)
+    top.add_node("off", leaf.compile(checkpointer=False))
+    top.add_edge(START, "off")
+    assert list(top.compile().get_subgraphs()) == []

@@ -30,17 +30,29 @@ Only the channels that decide which node runs are simulated (`__start__`, each
 node's `branch:to:<node>` trigger, joins); state channels are never written in a
 LangGraph simulation, so they cannot trigger anything.
 
+`xray` (LangGraph's `get_graph(xray=...)`): each subgraph from `get_subgraphs()` is
+drawn on its own (with `xray - 1` levels, or all levels for `True`), trimmed of its
+`__start__`/`__end__` when that leaves a single first/last node, and put in place of
+its node with ids prefixed `node:`; the Mermaid writer groups prefixed ids into
+`subgraph node ... end` blocks. A subgraph without a single first and last node,
+or with only one node, stays one node.
+
+`to_json()` reports node data as LangGraph's runnables: lgembed stores the user's
+callable where LangGraph stores the `RunnableCallable` wrapping it, so the id list
+is LangGraph's (`_runnable_id`), not the callable's class.
+
 Why over 600 lines: three parts that are only ever used together by
 `get_graph()` -- the `Graph` container (langchain-core's API), the Mermaid writer
-with its small YAML emitter, and the simulation. They are private and separated by
-section comments; the Mermaid half can move to its own module if another caller
-appears.
+with its small YAML emitter, and the simulation with the xray assembly. They are
+private and separated by section comments; the Mermaid half can move to its own
+module if another caller appears.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Mapping
 from enum import Enum
@@ -55,10 +67,29 @@ __all__ = (
     "Node",
     "NodeStyles",
     "draw_graph",
+    "get_graph",
 )
 
 _SIMULATION_LIMIT = 250
 # supersteps LangGraph's get_graph() simulates (draw_graph(limit=250))
+
+_RUNNABLE_CALLABLE_ID = ["langgraph", "_internal", "_runnable", "RunnableCallable"]
+# to_json() id of a node LangGraph wraps in its RunnableCallable: every function,
+# lambda, method, partial or callable object, and the input node __start__
+
+
+class _StartRunnable:
+    """The data of the `__start__` node (LangGraph's input-writing RunnableCallable)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<__start__>"
+
+
+_START_DATA = _StartRunnable()
+# one shared instance: it holds nothing
+
 # --- Graph: nodes, edges, Mermaid -------------------------------------------------
 
 
@@ -154,6 +185,60 @@ def _node_name(id: str, data: Any) -> str:
         return id
     name = getattr(data, "name", None) or getattr(data, "__name__", None) or type(data).__name__
     return name[8:] if name.startswith("Runnable") else name
+
+
+def _node_data_json(node: Node, with_schemas: bool) -> dict[str, Any]:
+    # langchain-core's node_data_json; the name comes from the id, not node.name
+    data = node.data
+    json: dict[str, Any]
+    if data is None:
+        json = {}
+    elif _is_pydantic_model_class(data):
+        json = {
+            "type": "schema",
+            "data": data.model_json_schema() if with_schemas else _node_name(node.id, data),
+        }
+    else:
+        json = {"type": "runnable", "data": {"id": _runnable_id(data), "name": _node_name(node.id, data)}}
+    if node.metadata is not None:
+        json["metadata"] = node.metadata
+    return json
+
+
+def _is_pydantic_model_class(data: Any) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(data, type) and issubclass(data, pydantic.BaseModel)
+
+
+def _runnable_id(data: Any) -> list[str]:
+    """The `to_json()` id LangGraph gives the runnable it makes of this node data.
+
+    LangGraph keeps a Runnable as it is (a compiled graph, `ToolNode`, a
+    langchain-core Runnable) and wraps anything else in its `RunnableCallable`.
+    lgembed's compiled graphs and `ToolNode` report the LangGraph class they
+    stand for.
+    """
+    if data is _START_DATA:
+        return list(_RUNNABLE_CALLABLE_ID)
+    lgembed_runnables: list[type] = []
+    for module_name, class_name in (("lgembed.pregel.main", "Pregel"), ("lgembed.prebuilt.tool_node", "ToolNode")):
+        module = sys.modules.get(module_name)
+        if module is not None:
+            lgembed_runnables.append(getattr(module, class_name))
+    if lgembed_runnables and isinstance(data, tuple(lgembed_runnables)):
+        cls = type(data)
+        path = cls.__module__.split(".")
+        if path[0] == "lgembed":
+            path[0] = "langgraph"
+        return [*path, cls.__name__]
+    lc_base = sys.modules.get("langchain_core.runnables.base")
+    if lc_base is not None and isinstance(data, lc_base.Runnable):
+        if isinstance(data, lc_base.RunnableSerializable):
+            return data.lc_id()
+        # langchain-core's to_json_not_implemented(data)["id"]
+        named = data if hasattr(data, "__name__") else type(data)
+        return [*named.__module__.split("."), named.__name__]
+    return list(_RUNNABLE_CALLABLE_ID)
 
 
 class Graph:
@@ -283,12 +368,18 @@ class Graph:
         ):
             self.remove_node(last)
 
-    def to_json(self) -> dict[str, list[dict[str, Any]]]:
-        """`{"nodes": [...], "edges": [...]}` in langchain-core's layout.
+    def to_json(self, *, with_schemas: bool = False) -> dict[str, list[dict[str, Any]]]:
+        """`{"nodes": [...], "edges": [...]}`, as langchain-core's `Graph.to_json()`.
 
-        A node with data is `{"id", "type": "runnable", "data": {"id": [module
-        path..., class name], "name"}}` (the class of lgembed's node callable, where
-        LangGraph names its `RunnableCallable`), plus `"metadata"` when set.
+        A node with data is `{"id", "type": "runnable", "data": {"id": [...],
+        "name"}}` plus `"metadata"` when set; the `id` list is the one LangGraph
+        reports for the same node: `RunnableCallable` for plain callables and
+        `__start__`, the LangGraph class path for compiled graphs and `ToolNode`.
+        A node without data (`__end__`) is only `{"id"}`.
+
+        Args:
+            with_schemas: Give pydantic-model nodes their JSON schema instead of
+                their name (langchain-core's option; StateGraph drawings have none).
         """
         stable = {n.id: i if _is_uuid(n.id) else n.id for i, n in enumerate(self.nodes.values())}
         edges = []
@@ -299,16 +390,7 @@ class Graph:
             if e.conditional:
                 d["conditional"] = True
             edges.append(d)
-        nodes = []
-        for n in self.nodes.values():
-            d = {"id": stable[n.id]}
-            if n.data is not None:
-                cls = type(n.data)
-                d["type"] = "runnable"
-                d["data"] = {"id": [*cls.__module__.split("."), cls.__name__], "name": n.name}
-            if n.metadata is not None:
-                d["metadata"] = n.metadata
-            nodes.append(d)
+        nodes = [{"id": stable[n.id], **_node_data_json(n, with_schemas)} for n in self.nodes.values()]
         return {"nodes": nodes, "edges": edges}
 
     def draw_mermaid(
@@ -847,6 +929,76 @@ def _ends_static(ends: Any) -> tuple | None:
     return tuple((e if e == END else _branch_to(e), None, None) for e in ends)
 
 
+def get_graph(graph: Any, config: Any = None, *, xray: int | bool = False) -> Graph:
+    """`CompiledStateGraph.get_graph()`: the drawable graph, subgraphs expanded by `xray`.
+
+    Args:
+        graph: The compiled graph (its `builder`, interrupt nodes and
+            `get_subgraphs()` are read).
+        config: Passed on to the subgraphs' `get_graph()`, as LangGraph does.
+        xray: False/0 draws subgraphs as single nodes. True expands them at every
+            depth; an int N expands N levels (each subgraph is drawn with N - 1).
+            Expanded node ids are prefixed with the subgraph node's name
+            (`sub:s1`), which `draw_mermaid()` turns into `subgraph sub ... end`.
+
+    Returns:
+        The Graph.
+
+    Raises:
+        TypeError: see `draw_graph`.
+    """
+    subgraphs: dict[str, Graph] = {}
+    if xray:
+        # LangGraph's expression: True stays True, N > 0 counts down, N <= 0 stays
+        sub_xray = xray if isinstance(xray, bool) or xray <= 0 else xray - 1
+        for name, sub in graph.get_subgraphs():
+            if getattr(sub, "checkpointer", None) is False:
+                # LangGraph's get_subgraphs() does not list a subgraph compiled
+                # with checkpointer=False, so it stays one node
+                continue
+            subgraphs[name] = sub.get_graph(config, xray=sub_xray)
+    return draw_graph(
+        _BuilderView(graph),
+        interrupt_before=graph.interrupt_before_nodes or (),
+        interrupt_after=graph.interrupt_after_nodes or (),
+        subgraphs=subgraphs,
+    )
+
+
+class _BuilderView:
+    """The builder as LangGraph's `get_graph()` sees it after `compile()`.
+
+    Why: LangGraph's `compile()` adds the default error handler node
+    (`set_node_defaults(error_handler=...)`) to `builder.nodes`, after the other
+    nodes, so it is drawn; lgembed's `compile()` leaves the builder as it is.
+    """
+
+    __slots__ = ("branches", "edges", "nodes", "waiting_edges")
+
+    def __init__(self, graph: Any) -> None:
+        builder = graph.builder
+        self.nodes = dict(builder.nodes)
+        self.edges = builder.edges
+        self.waiting_edges = builder.waiting_edges
+        self.branches = builder.branches
+        handler = getattr(getattr(builder, "_node_defaults", None), "error_handler", None)
+        if handler is not None and _DEFAULT_ERROR_HANDLER_NODE in graph.nodes:
+            self.nodes.setdefault(_DEFAULT_ERROR_HANDLER_NODE, _HandlerSpec(handler))
+
+
+class _HandlerSpec(NamedTuple):
+    """The spec `draw_graph` reads for the default error handler node."""
+
+    runnable: Any
+    metadata: Any = None
+    ends: Any = None
+    defer: bool = False
+
+
+_DEFAULT_ERROR_HANDLER_NODE = "__default_error_handler__"
+# the node lgembed.graph.state adds for set_node_defaults(error_handler=...)
+
+
 def draw_graph(
     spec: Any,
     *,
@@ -1044,7 +1196,7 @@ def draw_graph(
     graph = Graph()
     for name in names:
         ns = node_specs.get(name)
-        data = getattr(ns, "runnable", None) if ns is not None else None
+        data = getattr(ns, "runnable", None) if ns is not None else _START_DATA
         metadata = dict(getattr(ns, "metadata", None) or {}) if ns is not None else {}
         if name in deferred:
             metadata["defer"] = True

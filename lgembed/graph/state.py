@@ -656,11 +656,7 @@ class CompiledStateGraph(Pregel):
         )
 
     def get_graph(self, config: Any = None, *, xray: Any = False) -> Any:
-        """The graph's structure, for drawing (`.draw_mermaid()`)."""
-        from lgembed.graph._draw import draw_graph
+        """The graph's structure, for drawing (`.draw_mermaid()`); `xray` expands subgraphs."""
+        from lgembed.graph._draw import get_graph
 
-        return draw_graph(
-            self.builder,
-            interrupt_before=self.interrupt_before_nodes or (),
-            interrupt_after=self.interrupt_after_nodes or (),
-        )
+        return get_graph(self, config, xray=xray)

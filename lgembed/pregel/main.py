@@ -694,8 +694,8 @@ class Pregel:
             if namespace is not None and not namespace.startswith(name):
                 continue
             graph = node.subgraphs[0] if node.subgraphs else None
-            if graph is None:
-                continue
+            if graph is None or getattr(graph, "checkpointer", None) is False:
+                continue  # LangGraph does not count checkpointer=False graphs as subgraphs
             if name == namespace:
                 yield name, graph
                 return
