@@ -378,3 +378,24 @@ def test_get_subgraphs_skips_checkpointer_false_graphs():
     top.add_node("off", leaf.compile(checkpointer=False))
     top.add_edge(START, "off")
     assert list(top.compile().get_subgraphs()) == []
+
+
+def test_get_subgraphs_finds_graphs_called_in_node_functions():
+    """G-5: a graph a node function calls counts as that node's subgraph; a namespace
+    matches a whole first segment only."""
+    leaf = StateGraph(X)
+    leaf.add_node("l", lambda s: s)
+    leaf.add_edge(START, "l")
+    inner = leaf.compile()
+
+    def call(state):
+        return inner.invoke(state)
+
+    top = StateGraph(X)
+    top.add_node("call", call)
+    top.add_node("callx", lambda s: s)
+    top.add_edge(START, "call")
+    top.add_edge("call", "callx")
+    app = top.compile()
+    assert list(app.get_subgraphs()) == [("call", inner)]
+    assert list(app.get_subgraphs(namespace="callx")) == []

@@ -6,7 +6,11 @@ a checkpointed run object only to reuse its loading and task preparation.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 import uuid
+import weakref
 from typing import Any, Iterator, Sequence
 
 from lgembed._constants import (
@@ -14,6 +18,7 @@ from lgembed._constants import (
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_CHECKPOINTER,
     END,
     INPUT,
     INTERRUPT,
@@ -32,10 +37,165 @@ from lgembed.types import StateSnapshot, StateUpdate
 
 
 def state_saver(graph: Any, config: dict) -> Any:
-    saver = (config.get(CONF) or {}).get("__pregel_checkpointer") or graph.checkpointer
+    """The saver state methods use: none for `checkpointer=False`, else the one a parent
+    lends a subgraph through the config, else the graph's own (G-6)."""
+    saver = None
+    if graph.checkpointer is not False:
+        conf = config.get(CONF) or {}
+        if CONFIG_KEY_CHECKPOINTER in conf:
+            saver = conf[CONFIG_KEY_CHECKPOINTER]
+        elif graph.checkpointer is True:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs.")
+        else:
+            saver = graph.checkpointer
     if not saver or saver is True:
         raise ValueError("No checkpointer set")
     return saver
+
+
+def own_checkpoint_config(graph: Any, config: dict) -> dict:
+    """A `checkpointer=True` subgraph keeps one history per thread, stored under its
+    namespace without the task ids (numeric parts kept)."""
+    if graph.checkpointer is not True:
+        return config
+    ns = config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
+    own = "|".join(part.split(":")[0] for part in ns.split("|"))
+    return {**config, CONF: {**config[CONF], CONFIG_KEY_CHECKPOINT_NS: own}}
+
+
+def _recast_ns(ns: str) -> str:
+    """A namespace without its task ids and numeric parts ("a:id|1|b:id" -> "a|b")."""
+    return "|".join(part.split(":")[0] for part in ns.split("|") if not part.isdigit())
+
+
+# --- subgraph detection (LangGraph's find_subgraph_pregel) ------------------------------
+
+
+class _NonLocals(ast.NodeVisitor):
+    """Names a function body loads, dotted attribute chains included."""
+
+    def __init__(self) -> None:
+        self.loads: set[str] = set()
+        self.stores: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.loads.add(node.id)
+        elif isinstance(node.ctx, ast.Store):
+            self.stores.add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            return
+        parent: Any = node.value
+        attr_expr = node.attr
+        while isinstance(parent, ast.Attribute):
+            attr_expr = parent.attr + "." + attr_expr
+            parent = parent.value
+        if isinstance(parent, ast.Name):
+            self.loads.add(parent.id + "." + attr_expr)
+            self.loads.discard(parent.id)
+        elif isinstance(parent, ast.Call):
+            if isinstance(parent.func, ast.Name):
+                self.loads.add(parent.func.id)
+            else:
+                parent = parent.func
+                attr_expr = ""
+                while isinstance(parent, ast.Attribute):
+                    attr_expr = parent.attr + "." + attr_expr if attr_expr else parent.attr
+                    parent = parent.value
+                if isinstance(parent, ast.Name):
+                    self.loads.add(parent.id + "." + attr_expr)
+
+
+class _FunctionNonLocals(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.nonlocals: set[str] = set()
+
+    def _function(self, node: ast.AST) -> None:
+        visitor = _NonLocals()
+        visitor.visit(node)
+        self.nonlocals.update(visitor.loads - visitor.stores)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+
+def _function_nonlocals(func: Any) -> list:
+    """The global and closure values a function's source refers to (langchain-core's
+    get_function_nonlocals): `sub.invoke` yields the bound method."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        visitor = _FunctionNonLocals()
+        visitor.visit(tree)
+        wrapped = getattr(func, "__wrapped__", None)
+        closure = inspect.getclosurevars(wrapped if wrapped is not None and callable(wrapped) else func)
+        values: list = []
+        for k, v in {**closure.globals, **closure.nonlocals}.items():
+            if k in visitor.nonlocals:
+                values.append(v)
+            for kk in visitor.nonlocals:
+                if "." in kk and kk.startswith(k):
+                    vv = v
+                    for part in kk.split(".")[1:]:
+                        if vv is None:
+                            break
+                        try:
+                            vv = getattr(vv, part)
+                        except AttributeError:
+                            break
+                    else:
+                        values.append(vv)
+        return values
+    except (SyntaxError, TypeError, OSError, SystemError):
+        return []
+
+
+def _is_graph(obj: Any) -> bool:
+    try:
+        return getattr(obj, "_lg_is_graph", False) is True
+    except Exception:
+        return False
+
+
+def find_subgraph(runnable: Any) -> Any:
+    """The compiled graph a node runs: the node itself, or one its function refers to
+    (`lambda s: sub.invoke(s)`); graphs compiled with `checkpointer=False` do not count."""
+    if _is_graph(runnable):
+        return runnable if runnable.checkpointer is not False else None
+    try:
+        found = _function_nonlocals(runnable)
+    except Exception:
+        return None
+    for nl in found:
+        candidate = nl.__self__ if hasattr(nl, "__self__") else nl
+        if _is_graph(candidate) and candidate.checkpointer is not False:
+            return candidate
+    return None
+
+
+_DETECTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def node_subgraph(node: Any) -> Any:
+    """The subgraph whose checkpoints a node's tasks leave under `name:task_id`, or None."""
+    if node is None:
+        return None
+    if node.subgraphs:
+        sub = node.subgraphs[0]
+        return None if sub.checkpointer is False else sub
+    func = getattr(node.proc, "func", None)
+    if func is None:
+        return None
+    try:
+        return _DETECTED[func]
+    except (KeyError, TypeError):
+        pass
+    sub = find_subgraph(func)
+    try:
+        _DETECTED[func] = sub
+    except TypeError:
+        pass
+    return sub
 
 
 def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
@@ -86,17 +246,18 @@ def snapshot(graph: Any, config: dict, saved: Any, saver: Any, *, live: bool, re
     states: dict = {}
     parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
     for task in tasks:
-        if task.node is None or not task.node.subgraphs or task.node.subgraphs[0].checkpointer is False:
+        sub = node_subgraph(task.node)
+        if sub is None:
             continue
         task_ns = f"{task.name}:{task.id}"
         if parent_ns:
             task_ns = f"{parent_ns}|{task_ns}"
-        sub_config = {CONF: {"thread_id": saved.config[CONF]["thread_id"], CONFIG_KEY_CHECKPOINT_NS: task_ns}}
         if recurse:
-            sub = task.node.subgraphs[0]
-            states[task.id] = sub.get_state({CONF: {**sub_config[CONF], "__pregel_checkpointer": saver}}, subgraphs=True)
+            sub_conf = {CONFIG_KEY_CHECKPOINTER: saver, "thread_id": saved.config[CONF]["thread_id"], CONFIG_KEY_CHECKPOINT_NS: task_ns}
+            states[task.id] = sub.get_state({CONF: sub_conf}, subgraphs=True)
         else:
-            states[task.id] = sub_config
+            # a config as the sign that the subgraph has checkpoints
+            states[task.id] = {CONF: {"thread_id": saved.config[CONF]["thread_id"], CONFIG_KEY_CHECKPOINT_NS: task_ns}}
     _apply_null_writes(run, pending)
     if live and pending:
         statuses = read_task_statuses(pending)
@@ -128,52 +289,82 @@ def _lookup_config(config: dict) -> dict:
     return {**config, CONF: conf}
 
 
+def merge_configs(*configs: dict | None) -> dict:
+    """LangGraph's merge_configs: empty values skipped, metadata and configurable merged,
+    tags concatenated (no defaults added, unlike a run's config)."""
+    out: dict = {}
+    for config in configs:
+        if not config:
+            continue
+        for key, value in config.items():
+            if not value:
+                continue
+            if key in ("metadata", CONF):
+                out[key] = {**(out.get(key) or {}), **value}
+            elif key == "tags":
+                out[key] = [*(out.get(key) or []), *value]
+            else:
+                out[key] = value
+    return out
+
+
+def _with_graph_config(graph: Any, config: dict) -> dict:
+    """The caller's config over the graph's own (`with_config`)."""
+    base = getattr(graph, "config", None)
+    return merge_configs(base, config) if base else config
+
+
+def _str_thread_id(config: dict) -> dict:
+    """`config` with its thread id as a string (KeyError without one, as in LangGraph)."""
+    return {**config, CONF: {**config[CONF], "thread_id": str(config[CONF]["thread_id"])}}
+
+
 def get_state(graph: Any, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
     saver = state_saver(graph, config)
-    original = config
-    config = _lookup_config(config)
-    sub = _subgraph_for_ns(graph, config)
+    sub = _subgraph_for_ns(graph, config, saver)
     if sub is not None:
         return sub[0].get_state(sub[1], subgraphs=subgraphs)
-    saved = saver.get_tuple(config)
+    config = _str_thread_id(own_checkpoint_config(graph, _with_graph_config(graph, config)))
+    saved = saver.get_tuple(_lookup_config(config))
     live = not config[CONF].get(CONFIG_KEY_CHECKPOINT_ID)
-    return snapshot(graph, original if saved is None else config, saved, saver, live=live, recurse=subgraphs)
+    return snapshot(graph, config, saved, saver, live=live, recurse=subgraphs)
 
 
 def get_state_history(
     graph: Any, config: dict, *, filter: dict | None = None, before: dict | None = None, limit: int | None = None
 ) -> Iterator[StateSnapshot]:
+    config = {**(config or {}), CONF: (config or {}).get(CONF) or {}}
     saver = state_saver(graph, config)
-    config = _lookup_config(config)
-    sub = _subgraph_for_ns(graph, config)
+    sub = _subgraph_for_ns(graph, config, saver)
     if sub is not None:
         yield from sub[0].get_state_history(sub[1], filter=filter, before=before, limit=limit)
         return
-    for saved in saver.list(config, before=before, limit=limit, filter=filter):
+    conf = {CONFIG_KEY_CHECKPOINT_NS: config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, ""), "thread_id": str(config[CONF]["thread_id"])}
+    config = own_checkpoint_config(graph, merge_configs(getattr(graph, "config", None), config, {CONF: conf}))
+    for saved in list(saver.list(config, before=before, limit=limit, filter=filter)):
         yield snapshot(graph, saved.config, saved, saver, live=False)
 
 
-def _subgraph_for_ns(graph: Any, config: dict, *, for_update: bool = False) -> tuple | None:
+def _subgraph_for_ns(graph: Any, config: dict, saver: Any, *, for_update: bool = False) -> tuple | None:
     """The (possibly nested) subgraph a namespaced config addresses, and the config to
     call it with, lending it this graph's checkpointer (G-6). None for this graph's
-    own namespace; an unknown namespace reads as an empty thread and fails updates."""
+    own namespace; an unknown namespace reads this graph's channels and fails updates."""
     conf = config[CONF]
     ns = conf.get(CONFIG_KEY_CHECKPOINT_NS, "")
-    if not ns or "__pregel_checkpointer" in conf:
+    if not ns or CONFIG_KEY_CHECKPOINTER in conf:
         return None
+    recast = _recast_ns(ns)
     target = graph
-    for part in ns.split("|"):
-        name = part.split(":")[0]
-        if name.isdigit():
-            continue
+    for name in recast.split("|"):
         node = target.nodes.get(name)
-        if node is None or not node.subgraphs:
-            if for_update:
-                raise ValueError(f"Subgraph {ns.split('|')[0].split(':')[0]} not found")
-            return None
-        target = node.subgraphs[0]
-    saver = state_saver(graph, config)
-    return target, {**config, CONF: {**conf, "__pregel_checkpointer": saver}}
+        target = node_subgraph(node) if node is not None else None
+        if target is None:
+            break
+    if target is not None and target is not graph:
+        return target, {**config, CONF: {**conf, CONFIG_KEY_CHECKPOINTER: saver}}
+    if for_update:
+        raise ValueError(f"Subgraph {recast} not found")
+    return None
 
 
 def _infer_as_node(graph: Any, versions_seen: dict) -> str | None:
@@ -219,7 +410,9 @@ def _put(run: CheckpointedRun, saver: Any, put_config: dict, source: str, step: 
         "channel_values": values,
         "channel_versions": dict(run.versions),
         "versions_seen": {k: dict(v) for k, v in run.seen.items()},
-        "updated_channels": sorted(run.updated) if run.updated else None,
+        # update_state heads never record their updated channels: the next run
+        # considers every node (LangGraph's create_checkpoint without updated_channels)
+        "updated_channels": None,
     }
     new_versions = {k: v for k, v in run.versions.items() if run.loaded_versions.get(k) != v}
     metadata = {"source": source, "step": step, "parents": parents}
@@ -233,11 +426,10 @@ def bulk_update_state(graph: Any, config: dict, supersteps: Sequence[Sequence[An
         raise ValueError("No supersteps provided")
     if any(len(u) == 0 for u in supersteps):
         raise ValueError("No updates provided")
-    config = _lookup_config(config)
-    sub = _subgraph_for_ns(graph, config, for_update=True)
+    sub = _subgraph_for_ns(graph, config, saver, for_update=True)
     if sub is not None:
         return sub[0].bulk_update_state(sub[1], supersteps)
-    current = config
+    current = _str_thread_id(config)
     for i, updates in enumerate(supersteps):
         current = _update_superstep(
             graph, saver, current, [StateUpdate(*u) if not isinstance(u, StateUpdate) else u for u in updates], i == 0
@@ -266,6 +458,7 @@ def _store_update_writes(saver: Any, config: dict, saved: Any, is_first: bool, e
 
 
 def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_first: bool = False) -> dict:
+    config = own_checkpoint_config(graph, _lookup_config(_with_graph_config(graph, config)))
     saved = saver.get_tuple(config)
     run = _loaded_run(graph, config, saver, saved)
     step = saved.metadata.get("step", -1) if saved is not None else -1
@@ -313,9 +506,27 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_fi
         checkpoint = dict(saved.checkpoint)
         checkpoint["id"] = str(uuid6(clock_seq=step))
         checkpoint["ts"] = datetime.now(timezone.utc).isoformat()
+        checkpoint["updated_channels"] = None
         parent = saved.parent_config or {CONF: {k: v for k, v in saved.config[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID}}
         new = saver.put(parent, checkpoint, {"source": "fork", "step": step + 1, "parents": parents}, {})
-        return patch_checkpoint_map(new, saved.metadata)
+        new = patch_checkpoint_map(new, saved.metadata)
+        if isinstance(values, list) and len(values) > 0:
+            # copy and update in one go, reusing the task ids the copy would prepare
+            copied = saver.get_tuple(new)
+            ids: dict[str, list] = {}
+            for t in _loaded_run(graph, new, saver, copied).prepare():
+                ids.setdefault(t.name, []).append(t.id)
+            grouped: dict[str, list] = {}
+            for item in values:
+                if not isinstance(item, Sequence):
+                    raise InvalidUpdateError(f"Invalid update item: {item} when copying checkpoint")
+                item_values, item_node = item[:2]
+                group = grouped.setdefault(item_node, [])
+                task_ids = ids.get(item_node, [])
+                task_id = task_ids[len(group)] if len(group) < len(task_ids) else None
+                group.append(StateUpdate(values=item_values, as_node=item_node, task_id=task_id))
+            return _update_superstep(graph, saver, new, [u for g in grouped.values() for u in g])
+        return new
     node_task_ids: dict[str, list] = {}
     if saved is not None:
         for t in run.prepare():

@@ -171,7 +171,9 @@ class Pregel:
         return new
 
     def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
-        return self.copy({"config": _merge_configs(self.config, config, kwargs)})
+        from lgembed.pregel._state import merge_configs
+
+        return self.copy({"config": merge_configs(self.config, config, kwargs)})
 
     # --- input ------------------------------------------------------------------------
 
@@ -690,12 +692,16 @@ class Pregel:
     def get_subgraphs(self, *, namespace: str | None = None, recurse: bool = False) -> Iterator[tuple[str, Any]]:
         """(name, graph) of the nodes that are compiled graphs; `namespace` selects one
         ("a|b" with `recurse`), `recurse` descends into them (G-5)."""
+        from lgembed.pregel._state import node_subgraph
+
         for name, node in self.nodes.items():
-            if namespace is not None and not namespace.startswith(name):
+            if namespace is not None and namespace != name and not namespace.startswith(name + "|"):
                 continue
-            graph = node.subgraphs[0] if node.subgraphs else None
-            if graph is None or getattr(graph, "checkpointer", None) is False:
-                continue  # LangGraph does not count checkpointer=False graphs as subgraphs
+            # a subgraph node, or a graph the node's function calls; LangGraph does not
+            # count graphs compiled with checkpointer=False
+            graph = node_subgraph(node)
+            if graph is None:
+                continue
             if name == namespace:
                 yield name, graph
                 return
