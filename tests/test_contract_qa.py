@@ -399,3 +399,54 @@ def test_get_subgraphs_finds_graphs_called_in_node_functions():
     app = top.compile()
     assert list(app.get_subgraphs()) == [("call", inner)]
     assert list(app.get_subgraphs(namespace="callx")) == []
+
+
+# --- L-32: a failed task keeps the writes it made before failing ---------------------
+
+
+def _router_failure_app():
+    fail = [True]
+
+    def router(state):
+        if fail[0]:
+            raise KeyError("router broke")
+        return "b"
+
+    builder = StateGraph(Log)
+    builder.add_node("a", lambda s: {"log": ["a"]})
+    builder.add_node("b", lambda s: {"log": ["b"]})
+    builder.add_edge(START, "a")
+    builder.add_conditional_edges("a", router)
+    return builder.compile(checkpointer=InMemorySaver()), fail
+
+
+def test_router_failure_keeps_the_node_writes():
+    """L-32: the node's writes, made before its router raised, are streamed, saved with
+    the error, shown as the task's result, and reused on resume (the task is not re-run)."""
+    app, fail = _router_failure_app()
+    cfg = {"configurable": {"thread_id": "1"}}
+    chunks = []
+    with pytest.raises(KeyError, match="router broke"):
+        for chunk in app.stream({"log": []}, cfg):
+            chunks.append(chunk)
+    assert chunks == [{"a": {"log": ["a"]}}]
+    state = app.get_state(cfg)
+    assert state.next == () and state.values == {"log": ["a"]}
+    assert [(t.name, t.error, t.result) for t in state.tasks] == [
+        ("a", "KeyError('router broke')", {"log": ["a"]})
+    ]
+    fail[0] = False
+    assert list(app.stream(None, cfg)) == [{"a": {"log": ["a"]}, "__metadata__": {"cached": True}}]
+
+
+def test_router_failure_task_result_event():
+    """L-32 / S-5: the failed task's result event carries its writes and the error."""
+    app, _ = _router_failure_app()
+    events = []
+    with pytest.raises(KeyError):
+        for chunk in app.stream({"log": []}, {"configurable": {"thread_id": "2"}}, stream_mode="tasks"):
+            events.append(chunk)
+    result = [e for e in events if "result" in e]
+    assert [(e["name"], repr(e["error"]), e["result"]) for e in result] == [
+        ("a", "KeyError('router broke')", {"log": ["a"]})
+    ]

@@ -468,7 +468,9 @@ class Run:
 
                     self._task_result(task, None, [asdict(i) for i in interrupts])
             return
-        task.writes = [(ERROR, error)]
+        # L-32: writes made before the failure (a node's writes when its router raised)
+        # stay with the error: they are streamed and saved, as LangGraph does
+        task.writes.append((ERROR, error))
         handler_name = node.error_handler if node is not None else None
         if handler_name and not isinstance(error, GraphBubbleUp) and handler_name in self.graph.nodes:
             # E-9: the failure is handled by the node's error handler in this step
@@ -487,8 +489,11 @@ class Run:
             self.pending_handlers.append(handler)
         elif self.error is None:
             self.error = error
-        if not hidden and ("tasks" in self.modes or "debug" in self.modes):
-            self._task_result(task, error, [])
+        if not hidden:
+            if "updates" in self.modes and task.writes[0][0] != ERROR:
+                self.emit("updates", self._updates_chunk(task))
+            if "tasks" in self.modes or "debug" in self.modes:
+                self._task_result(task, error, [])
 
     def _interrupt_values(self, interrupts: tuple) -> Any:
         current = self.read_output(self.output_keys)
@@ -501,17 +506,17 @@ class Run:
         keys = self.stream_keys
         keys = (keys,) if keys.__class__ is str else keys
         result: dict = {}
-        if error is None:
-            for chan, value in task.writes:
-                if chan in keys or chan == RETURN:
-                    if chan in result:
-                        existing = result[chan]
-                        if isinstance(existing, dict) and isinstance(existing.get("$writes"), list):
-                            existing["$writes"].append(value)
-                        else:
-                            result[chan] = {"$writes": [existing, value]}
+        # read from the writes, also those a failed task made before failing
+        for chan, value in task.writes:
+            if chan in keys or chan == RETURN:
+                if chan in result:
+                    existing = result[chan]
+                    if isinstance(existing, dict) and isinstance(existing.get("$writes"), list):
+                        existing["$writes"].append(value)
                     else:
-                        result[chan] = value
+                        result[chan] = {"$writes": [existing, value]}
+                else:
+                    result[chan] = value
         payload = {"id": task.id, "name": task.name, "error": error, "result": result, "interrupts": interrupts}
         self._emit_task_event(payload, "task_result")
 
