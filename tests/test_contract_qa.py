@@ -450,3 +450,57 @@ def test_router_failure_task_result_event():
     assert [(e["name"], repr(e["error"]), e["result"]) for e in result] == [
         ("a", "KeyError('router broke')", {"log": ["a"]})
     ]
+
+
+# --- L-24: what a node sees of its config -------------------------------------------------
+
+
+def _config_probe_app(checkpointer=None):
+    from lgembed.config import get_config
+
+    seen = []
+
+    def node(state):
+        config = get_config()
+        seen.append(
+            (
+                sorted(k for k in config if k != "callbacks"),
+                config.get("recursion_limit"),
+                config.get("tags"),
+                {k: v for k, v in config["metadata"].items() if not k.startswith("langgraph_")},
+            )
+        )
+        return {"x": 1}
+
+    builder = StateGraph(X)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    return builder.compile(checkpointer=checkpointer), seen
+
+
+def test_node_config_holds_only_given_keys():
+    """L-24: without them given, a node's config has no recursion_limit, tags or run_name."""
+    app, seen = _config_probe_app()
+    app.invoke({"x": 0})
+    assert seen[-1] == (["configurable", "metadata"], None, None, {})
+
+
+def test_node_config_keeps_given_keys_and_thread_id_metadata():
+    """L-24: given recursion_limit/tags are kept, run_name is not; thread_id (not other
+    configurable values) is copied into metadata; the task event shows user metadata and tags."""
+    app, seen = _config_probe_app(InMemorySaver())
+    cfg = {
+        "recursion_limit": 50,
+        "tags": ["t1"],
+        "metadata": {"m": 1},
+        "run_name": "rn",
+        "configurable": {"thread_id": "t2", "extra": 5},
+    }
+    events = [e for e in app.stream({"x": 0}, cfg, stream_mode="tasks") if "input" in e]
+    assert seen[-1] == (
+        ["configurable", "metadata", "recursion_limit", "tags"],
+        50,
+        ["t1"],
+        {"m": 1, "thread_id": "t2"},
+    )
+    assert events[0]["metadata"] == {"m": 1, "tags": ["t1"]}

@@ -178,8 +178,11 @@ class ToolNode:
             # LangGraph's text when the node runs outside a graph (no Runtime to give it)
             msg = f"Missing required config key 'N/A' for '{self.name}'."
             raise ValueError(msg)
-        # a tool's config is a child config: without the node's run_name (as LangGraph's)
-        return {k: v for k, v in config.items() if k != "run_name"}, runtime  # type: ignore[union-attr]
+        # a tool's config is a child config: without the node's run_name, with the
+        # defaults langchain-core's ensure_config gives a tool call (tags, recursion_limit 25)
+        child = {"tags": [], "metadata": {}, "callbacks": None, "recursion_limit": 25}
+        child.update((k, v) for k, v in config.items() if k != "run_name")  # type: ignore[union-attr]
+        return child, runtime
 
     def invoke(self, input: Any, config: dict | None = None, **kwargs: Any) -> Any:
         """Runs the tool calls of `input` concurrently (threads) and collects the results.

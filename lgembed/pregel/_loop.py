@@ -16,6 +16,7 @@ from lgembed._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_TASK,
+    DEFAULT_RECURSION_LIMIT,
     ERROR,
     ERROR_SOURCE_NODE,
     INPUT,
@@ -136,7 +137,7 @@ class Run:
         self.null_version: Any = 0
         self.live: set = set()
         self.updated: set | None = None
-        limit = config["recursion_limit"]
+        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         self.step = -1
         self.stop = self.step + limit + 1
         self.limit = limit
@@ -373,13 +374,7 @@ class Run:
             for task in tasks:
                 if task.node is not None and task.node.hidden:
                     continue
-                payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
-                md = {
-                    k: v for k, v in (task.config.get("metadata") or {}).items() if k not in _EXCLUDED_METADATA_KEYS
-                }
-                if md:
-                    payload["metadata"] = md
-                self._emit_task_event(payload, "task")
+                self._emit_task_event(task_start_payload(task), "task")
         return tasks
 
     def _emit_task_event(self, payload: dict, kind: str) -> None:
@@ -611,6 +606,19 @@ _NO_MODES = frozenset()
 
 def _order(task: Any) -> tuple:
     return task.order
+
+
+def task_start_payload(task: Task) -> dict:
+    """A task's start event (S-5): user metadata of its config, and its tags, ride along."""
+    payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
+    config = task.config
+    md = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _EXCLUDED_METADATA_KEYS}
+    tags = [t for t in config.get("tags") or () if not t.startswith("seq:step")]
+    if tags:
+        md["tags"] = tags
+    if md:
+        payload["metadata"] = md
+    return payload
 
 
 def _no_op(_chunk: Any) -> None:

@@ -32,7 +32,7 @@ from lgembed._constants import (
 )
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
-from lgembed.pregel._loop import Run, _InputTask
+from lgembed.pregel._loop import Run, _InputTask, task_start_payload
 from lgembed.checkpoint._id import uuid6_str
 from lgembed.pregel._task import Task
 from lgembed.types import Command, PregelTask
@@ -624,8 +624,7 @@ class CheckpointedRun(Run):
             # S-5: tasks whose saved writes are reused still show their start (not a result)
             if task.node is not None and task.node.hidden:
                 continue
-            payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
-            self._emit_task_event(payload, "task")
+            self._emit_task_event(task_start_payload(task), "task")
 
     # --- commits ----------------------------------------------------------------------------
 

@@ -160,12 +160,11 @@ class Task:
             cfg = dict(base)
             cfg["metadata"] = metadata
             cfg[CONF] = configurable
-            tags = list(base.get("tags") or ())
+            # L-24: tags only when the run or the node has some; no run_name (as LangGraph)
             if node is not None and node.tags:
-                tags.extend(node.tags)
-            cfg["tags"] = tags
-            cfg["run_name"] = self.name
+                cfg["tags"] = [*(base.get("tags") or ()), *node.tags]
             cfg.pop("run_id", None)
+            cfg.pop("run_name", None)
             self._config = cfg
         return cfg
 

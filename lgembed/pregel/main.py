@@ -55,9 +55,15 @@ def ensure_valid_checkpointer(checkpointer: Any) -> Any:
     )
 
 
+_PROPAGATE_TO_METADATA = ("thread_id", "checkpoint_id", "checkpoint_ns", "task_id", "run_id", "assistant_id", "graph_id")
+# configurable keys LangGraph's ensure_config copies into metadata when set (L-24)
+
+
 def _merge_configs(*configs: dict | None) -> dict:
-    """LangGraph's config merge: configurable and metadata shallow-merged, tags concatenated."""
-    out: dict = {"tags": [], "metadata": {}, "callbacks": None, "recursion_limit": DEFAULT_RECURSION_LIMIT, CONF: {}}
+    """LangGraph's run config merge (ensure_config): configurable and metadata shallow-
+    merged, tags concatenated; `recursion_limit` and `tags` only when some config has
+    them (nodes see exactly that); set `_PROPAGATE_TO_METADATA` keys copied to metadata."""
+    out: dict = {"metadata": {}, "callbacks": None, CONF: {}}
     for config in configs:
         if not config:
             continue
@@ -69,9 +75,17 @@ def _merge_configs(*configs: dict | None) -> dict:
             elif k == "metadata":
                 out["metadata"] = {**out["metadata"], **v}
             elif k == "tags":
-                out["tags"] = [*out["tags"], *v]
+                out["tags"] = [*out.get("tags", ()), *v]
             else:
                 out[k] = v
+    configurable = out[CONF]
+    if configurable:
+        metadata = out["metadata"]
+        for key in _PROPAGATE_TO_METADATA:
+            if key not in metadata:
+                value = configurable.get(key)
+                if value:
+                    metadata[key] = value
     return out
 
 
@@ -239,7 +253,7 @@ class Pregel:
         lazy_values: bool = False,
     ) -> Run:
         config = self._run_config(config)
-        if config["recursion_limit"] < 1:
+        if config.get("recursion_limit", DEFAULT_RECURSION_LIMIT) < 1:
             raise ValueError("recursion_limit must be at least 1")
         if durability is not None and not self.checkpointer:
             warnings.warn("`durability` has no effect when no checkpointer is present.")
