@@ -504,3 +504,73 @@ def test_node_config_keeps_given_keys_and_thread_id_metadata():
         {"m": 1, "thread_id": "t2"},
     )
     assert events[0]["metadata"] == {"m": 1, "tags": ["t1"]}
+
+
+# --- S-9: stream_mode="messages" for messages nodes return ------------------------------
+
+
+def _messages_app():
+    from lgembed.graph import MessagesState
+    from lgembed.graph.message import add_messages
+
+    def bot(state):
+        return {"messages": add_messages([], [{"role": "assistant", "content": "hello", "id": "m1"}])}
+
+    def echo(state):
+        # the whole list comes back: only the new message is streamed
+        new = add_messages([], [{"role": "assistant", "content": "fin", "id": "m2"}])
+        return Command(update={"messages": state["messages"] + new})
+
+    def plain(state):
+        return {"messages": [{"role": "assistant", "content": "a dict is not streamed", "id": "m3"}]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("bot", bot)
+    builder.add_node("echo", echo)
+    builder.add_node("plain", plain)
+    builder.add_edge(START, "bot")
+    builder.add_edge("bot", "echo")
+    builder.add_edge("echo", "plain")
+    return builder.compile()
+
+
+def _msg(chunk):
+    message, metadata = chunk
+    return (message.type, message.content, message.id, metadata["langgraph_node"], metadata["langgraph_step"])
+
+
+def test_messages_mode_streams_new_message_objects_nodes_return():
+    """S-9: message objects a node returns that were not in its input, with the task's
+    metadata; dict messages and messages already in the input are not streamed."""
+    app = _messages_app()
+    chunks = list(app.stream({"messages": [("user", "hi")]}, stream_mode="messages"))
+    assert [_msg(c) for c in chunks] == [("ai", "hello", "m1", "bot", 1), ("ai", "fin", "m2", "echo", 2)]
+    metadata = chunks[0][1]
+    assert metadata["ls_integration"] == "langgraph"
+    assert metadata["langgraph_triggers"] == ("branch:to:bot",)
+    modes = [mode for mode, _ in app.stream({"messages": [("user", "hi")]}, stream_mode=["messages", "updates"])]
+    assert modes == ["messages", "updates", "messages", "updates", "updates"]
+
+
+def test_messages_mode_with_subgraphs():
+    """S-9: a subgraph's messages stream under its namespace with subgraphs=True, and
+    without it as the output of the parent's subgraph node, once each; the subgraph's
+    output holds the dict message its state coerced, which the parent node streams."""
+    from lgembed.graph import MessagesState
+
+    parent = StateGraph(MessagesState)
+    parent.add_node("sub", _messages_app())
+    parent.add_edge(START, "sub")
+    app = parent.compile()
+    nested = list(app.stream({"messages": [("user", "hi")]}, stream_mode="messages", subgraphs=True))
+    assert [(ns[0].split(":")[0] if ns else "", _msg(c)[:4]) for ns, c in nested] == [
+        ("sub", ("ai", "hello", "m1", "bot")),
+        ("sub", ("ai", "fin", "m2", "echo")),
+        ("", ("ai", "a dict is not streamed", "m3", "sub")),
+    ]
+    flat = list(app.stream({"messages": [("user", "hi")]}, stream_mode="messages"))
+    assert [_msg(c)[:4] for c in flat] == [
+        ("ai", "hello", "m1", "sub"),
+        ("ai", "fin", "m2", "sub"),
+        ("ai", "a dict is not streamed", "m3", "sub"),
+    ]

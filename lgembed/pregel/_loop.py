@@ -123,6 +123,7 @@ class Run:
             self.parent_modes = _NO_MODES
         self.modes = modes
         self.child_sink: Any = None
+        self._tap: Any = None
         self.resuming = False
         self.out: deque = deque()
         self.waker: Any = None
@@ -370,12 +371,45 @@ class Run:
         if self.interrupt_before and self._should_interrupt(self.interrupt_before, tasks):
             self.emit_static_interrupt()
             return None
+        if "messages" in self.modes:
+            self.mark_message_inputs(tasks)
         if "tasks" in self.modes or "debug" in self.modes:
             for task in tasks:
                 if task.node is not None and task.node.hidden:
                     continue
                 self._emit_task_event(task_start_payload(task), "task")
         return tasks
+
+    # --- messages mode (S-9) ----------------------------------------------------------------
+
+    def message_tap(self) -> Any:
+        """The seen-message ids of this stream call (shared with streamed subgraphs)."""
+        tap = self._tap
+        if tap is None:
+            parent = self.parent_task
+            if parent is not None and "messages" in self.parent_modes:
+                tap = parent.run.message_tap()
+            else:
+                from lgembed.pregel._messages import MessageTap
+
+                tap = MessageTap()
+            self._tap = tap
+        return tap
+
+    def mark_message_inputs(self, tasks: list) -> None:
+        tap = self.message_tap()
+        for task in tasks:
+            if not (task.node is not None and task.node.hidden):
+                tap.mark_input(task.input)
+
+    def _emit_messages(self, task: Task) -> None:
+        found = self.message_tap().returned(task.returned)
+        if found:
+            metadata = dict(task.config.get("metadata") or {})
+            # LangGraph's callback manager tags every run it traces
+            metadata.setdefault("ls_integration", "langgraph")
+            for message in found:
+                self.emit("messages", (message, metadata))
 
     def _emit_task_event(self, payload: dict, kind: str) -> None:
         if "tasks" in self.modes:
@@ -440,6 +474,8 @@ class Run:
             if not writes:
                 writes.append((NO_WRITES, None))
             if not hidden:
+                if "messages" in self.modes:
+                    self._emit_messages(task)
                 if "updates" in self.modes:
                     self.emit("updates", self._updates_chunk(task))
                 if "tasks" in self.modes or "debug" in self.modes:

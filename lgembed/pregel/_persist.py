@@ -545,6 +545,8 @@ class CheckpointedRun(Run):
             return None
         if "tasks" in self.modes or "debug" in self.modes:
             self._emit_task_starts(tasks)
+        if "messages" in self.modes:
+            self.mark_message_inputs([t for t in tasks if not t.cached])
         for task in tasks:
             if task.cached and "updates" in self.modes and not (task.node is not None and task.node.hidden):
                 self.emit("updates", self._updates_chunk(task, cached=True))

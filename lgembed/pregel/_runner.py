@@ -86,6 +86,7 @@ def _node_body(task: Any) -> None:
         returned = proc.call(task.input, task)
         if hasattr(returned, "invoke") and not isinstance(returned, type) and not isinstance(returned, dict):
             returned = returned.invoke(task.input, task.config)
+    task.returned = returned
     writes = node.writes_for(returned)
     task.writes = writes
     for branch in node.branches:
@@ -101,6 +102,7 @@ async def _anode_body(task: Any) -> None:
         returned = await proc.acall(task.input, task)
         if hasattr(returned, "ainvoke") and not isinstance(returned, type) and not isinstance(returned, dict):
             returned = await returned.ainvoke(task.input, task.config)
+    task.returned = returned
     writes = node.writes_for(returned)
     task.writes = writes
     for branch in node.branches:

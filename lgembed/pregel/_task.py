@@ -60,6 +60,7 @@ class Task:
         "subgraph_counter",
         "attempt",
         "first_attempt_time",
+        "returned",
     )
 
     def __init__(self, run: Any, name: str, node: Any, value: Any, path: tuple, triggers: Any, order: tuple) -> None:
@@ -85,6 +86,7 @@ class Task:
         self.resume_new = False
         self.subgraph_counter = 0
         self.attempt = 0
+        self.returned: Any = None
         self.first_attempt_time: float | None = None
 
     # --- identity --------------------------------------------------------------------
