@@ -68,6 +68,25 @@ HOT = read_hot()
 """Hot modules built as lgembed._<name>_c; equals lgembed._speedups._HOT (tested)."""
 
 
+def read_engine(engine: Path = ROOT / "lgembed" / "_engine.py") -> tuple[str, ...]:
+    """Returns `ENGINE` from `lgembed/_engine.py` without importing it.
+
+    Raises:
+        RuntimeError: the file has no literal `ENGINE = (...)` assignment.
+    """
+    tree = ast.parse(engine.read_text(encoding="utf-8"), str(engine))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "ENGINE" for target in node.targets
+        ):
+            return tuple(ast.literal_eval(node.value))
+    msg = f"{engine} has no literal ENGINE = (...) assignment"
+    raise RuntimeError(msg)
+
+
+ENGINE = read_engine()
+
+
 def _mode() -> str:
     mode = os.environ.get("LGEMBED_EXTENSIONS", "auto").strip().lower() or "auto"
     if mode not in _MODES:
@@ -143,12 +162,24 @@ def _extensions(debug: bool, trace: bool) -> list:
                 extra_compile_args=compile_args,
             )
         )
+    for name in ENGINE:
+        # engine modules: compiled in place from their own source (lgembed/_engine.py)
+        source = name.replace(".", "/") + (".py" if cythonize is not None else ".c")
+        if cythonize is None and not (ROOT / source).exists():
+            msg = (
+                f"Building {name}: Cython is not installed and {source} is missing (a git "
+                f"checkout ships no generated C). Install Cython>=3, or set "
+                f"LGEMBED_EXTENSIONS=off for a pure-Python build."
+            )
+            raise RuntimeError(msg)
+        extensions.append(Extension(name, [source], define_macros=macros, extra_compile_args=compile_args))
     if cythonize is None:
         return extensions
     directives = dict(CYTHON_DIRECTIVES)
     if trace:
         directives.update(linetrace=True, profile=True)
     generated = [ROOT / f"cext/lgembed/_{name}_c.c" for name in HOT]
+    generated += [ROOT / (name.replace(".", "/") + ".c") for name in ENGINE]
     force = any(c.exists() and _was_traced(c) != trace for c in generated)
     return cythonize(
         extensions,

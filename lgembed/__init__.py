@@ -8,6 +8,11 @@ stays free of work.
 
 from typing import Any
 
+from lgembed import _engine
+
+_engine.install()
+# the engine modules load from the build LGEMBED_EXTENSIONS selects (lgembed/_engine.py)
+
 __version__ = "0.1.0"
 __all__ = ("IMPLEMENTATION", "__version__")
 

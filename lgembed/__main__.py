@@ -11,10 +11,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="store_true", help="print version and build, then exit")
     args = parser.parse_args(argv)
     import lgembed
-    from lgembed import _speedups
+    from lgembed import _engine, _speedups
 
     if args.version:
-        print(f"lgembed {lgembed.__version__} ({_speedups.IMPLEMENTATION} build, LGEMBED_EXTENSIONS={_speedups.MODE})")
+        engine = "c" if _engine.compiled() else "py"
+        print(
+            f"lgembed {lgembed.__version__} ({_speedups.IMPLEMENTATION} build, engine {engine}, "
+            f"LGEMBED_EXTENSIONS={_speedups.MODE})"
+        )
         return 0
     parser.print_help()
     return 0

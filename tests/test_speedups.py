@@ -221,3 +221,98 @@ def test_import_is_light():
         proc = run_python(code, mode)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "[]"
+
+
+# --- engine modules compiled in place (lgembed/_engine.py) -------------------------------
+
+ENGINE_PROBE = (
+    "import importlib, importlib.machinery as m, lgembed.graph, lgembed._engine as e; "
+    "ext = tuple(m.EXTENSION_SUFFIXES); "
+    "print(','.join(sorted({'c' if importlib.import_module(n).__file__.endswith(ext) else 'py' for n in e.ENGINE})))"
+)
+
+
+def engine_builds(mode: str, root: Path = REPO) -> str:
+    """The builds the engine modules loaded from: "c", "py", or "c,py" when mixed."""
+    proc = run_python(ENGINE_PROBE, mode, root)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def engine_files() -> list[Path]:
+    """The extension files of every engine module, or a skip (a failure under required)."""
+    from lgembed import _engine
+
+    files = []
+    for name in _engine.ENGINE:
+        found = _engine._extension(name)
+        if found is None:
+            if _speedups.MODE == "required":
+                pytest.fail(f"LGEMBED_EXTENSIONS=required but {name} is not built")
+            pytest.skip(f"{name} is not built")
+        files.append(Path(found))
+    return files
+
+
+def test_setup_engine_equals_engine():
+    """§B: setup.py compiles exactly `_engine.ENGINE` (read without running setup())."""
+    from lgembed import _engine
+
+    namespace = runpy.run_path(str(REPO / "setup.py"), run_name="lgembed_setup_under_test")
+    assert namespace["ENGINE"] == _engine.ENGINE
+
+
+@pytest.mark.parametrize(("mode", "want"), [("off", "py"), ("required", "c"), ("auto", "c")])
+def test_engine_follows_the_mode(mode, want):
+    """§B: all engine modules load from the build LGEMBED_EXTENSIONS selects, never mixed."""
+    engine_files()
+    compiled_files()
+    assert engine_builds(mode) == want
+
+
+def test_engine_stale_source_is_never_shadowed(tmp_path):
+    """§B: a source edited after its build wins: auto uses the sources for every engine
+    module, required refuses and names the stale one."""
+    engine_files()
+    root = tmp_path
+    shutil.copytree(PACKAGE, root / "lgembed", ignore=shutil.ignore_patterns("__pycache__"))
+    edited = root / "lgembed" / "pregel" / "_node.py"
+    built = next(p for p in edited.parent.glob("_node.*") if p.name.endswith(EXTENSION_SUFFIXES))
+    later = built.stat().st_mtime + 60
+    os.utime(edited, (later, later))
+    assert engine_builds("auto", root) == "py"
+    proc = run_python(ENGINE_PROBE, "required", root)
+    assert proc.returncode != 0
+    assert "lgembed.pregel._node (source newer than its build)" in proc.stderr
+
+
+def test_engine_missing_build_and_pure_kernels(tmp_path):
+    """§B: one engine module not built, or the hot kernels pure: auto uses the sources."""
+    engine_files()
+    compiled_files()
+    root = tmp_path / "a"
+    shutil.copytree(PACKAGE, root / "lgembed", ignore=shutil.ignore_patterns("__pycache__"))
+    for path in (root / "lgembed" / "pregel").glob("_loop.*"):
+        if path.name.endswith(EXTENSION_SUFFIXES):
+            path.unlink()
+    assert engine_builds("auto", root) == "py"
+    proc = run_python(ENGINE_PROBE, "required", root)
+    assert "lgembed.pregel._loop (not built)" in proc.stderr
+    pure_kernels = copy_package(tmp_path / "b", drop=_speedups._HOT)
+    assert engine_builds("auto", pure_kernels) == "py"
+
+
+@pytest.mark.parametrize("mode", ["off", "required"])
+def test_version_reports_both_builds(mode):
+    """§B: `python -m lgembed --version` names the hot-kernel and the engine build in use."""
+    if mode == "required":
+        engine_files()
+        compiled_files()
+    env = {k: v for k, v in os.environ.items() if k != "LGEMBED_EXTENSIONS"}
+    env["LGEMBED_EXTENSIONS"] = mode
+    proc = subprocess.run(
+        [sys.executable, "-m", "lgembed", "--version"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    kind = "py" if mode == "off" else "c"
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"lgembed 0.1.0 ({kind} build, engine {kind}, LGEMBED_EXTENSIONS={mode})"

@@ -1,0 +1,125 @@
+"""Chooses the compiled or the source build of the engine modules, once per process.
+
+Why this module exists: besides the hot kernels (`lgembed._speedups`), the engine's
+step loop, tasks, node calls, branches and checkpointing (`ENGINE`) are compiled by
+Cython too (DESIGN.md §3), each in place: `lgembed/pregel/_loop.py` becomes the
+extension module `lgembed/pregel/_loop.<EXT_SUFFIX>` beside it, from the same source.
+Python's import system prefers an extension module to a source file of the same name,
+so `lgembed/__init__.py` installs `FINDER`, which decides for every engine module,
+all or nothing, following `LGEMBED_EXTENSIONS`:
+
+- `off`: the sources.
+- `auto`: the extensions when every one is built and not older than its source
+  (an edited source wins until it is rebuilt) and the hot kernels are compiled too;
+  else the sources.
+- `required`: the extensions, or ImportError naming what is missing or stale.
+
+The check costs one `stat` of each engine file, on the first engine import.
+`ENGINE` is read by setup.py from this file's text.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from typing import Any
+
+__all__ = ("ENGINE", "FINDER", "compiled")
+
+ENGINE = (
+    "lgembed.pregel._loop",
+    "lgembed.pregel._task",
+    "lgembed.pregel._runner",
+    "lgembed.pregel._node",
+    "lgembed.pregel._call",
+    "lgembed.pregel._persist",
+    "lgembed.pregel.main",
+    "lgembed.graph._branch",
+)
+# engine modules compiled in place; setup.py reads this tuple from this file's text
+
+_ROOT = os.path.dirname(os.path.abspath(__file__))
+_STALE_AFTER = 2.0
+# seconds a source may be newer than its extension before the extension counts as
+# stale (an installed package's files are written within moments of each other)
+_decision: list = []
+
+
+def _source(name: str) -> str:
+    return os.path.join(_ROOT, *name.split(".")[1:]) + ".py"
+
+
+def _extension(name: str) -> str | None:
+    """The built extension file of an engine module, or None."""
+    base = os.path.join(_ROOT, *name.split(".")[1:])
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        if os.path.exists(base + suffix):
+            return base + suffix
+    return None
+
+
+def _problems() -> list[str]:
+    """Engine modules whose extension is missing or older than the source."""
+    problems = []
+    for name in ENGINE:
+        ext = _extension(name)
+        if ext is None:
+            problems.append(f"{name} (not built)")
+        elif os.path.getmtime(_source(name)) - os.path.getmtime(ext) > _STALE_AFTER:
+            problems.append(f"{name} (source newer than its build)")
+    return problems
+
+
+def compiled() -> bool:
+    """Whether the engine modules load from their compiled build (decided once).
+
+    Raises:
+        ImportError: LGEMBED_EXTENSIONS=required and a compiled engine module is
+            missing or stale.
+    """
+    if _decision:
+        return _decision[0]
+    from lgembed._speedups import IMPLEMENTATION, MODE
+
+    if MODE == "off":
+        use = False
+    else:
+        problems = _problems()
+        if MODE == "required" and problems:
+            msg = (
+                "LGEMBED_EXTENSIONS=required, but compiled engine modules are missing or stale: "
+                f"{', '.join(problems)}. Build them (python setup.py build_ext --inplace, or "
+                "pip install . with a C compiler) or unset LGEMBED_EXTENSIONS."
+            )
+            raise ImportError(msg, name=problems[0].split(" ")[0])
+        use = not problems and IMPLEMENTATION == "c"
+    _decision.append(use)
+    return use
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Loads each engine module from the build `compiled()` chose."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in ENGINE:
+            return None
+        if compiled():
+            location = _extension(fullname)
+            loader: Any = importlib.machinery.ExtensionFileLoader(fullname, location)
+        else:
+            location = _source(fullname)
+            loader = importlib.machinery.SourceFileLoader(fullname, location)
+        return importlib.util.spec_from_file_location(fullname, location, loader=loader)
+
+
+FINDER = _Finder()
+"""The finder `lgembed/__init__.py` puts first on `sys.meta_path`."""
+
+
+def install() -> None:
+    """Puts `FINDER` on `sys.meta_path` (once)."""
+    if FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, FINDER)
