@@ -17,13 +17,57 @@ P-10 .. P-13, L-49) so programs and tests move between the two unchanged:
 Additions: a lock makes every method safe to call from several threads (listing
 releases it between the tuples it yields), and `copy_thread` / `prune` are
 implemented (LangGraph's InMemorySaver raises NotImplementedError for both).
+
+Layout. Why: a device keeps many threads in RAM. LangGraph's layout (a tuple and a
+str per key part, two serialized dicts per checkpoint repeating every 49-character
+version string) retains about 66 kB per thread of a 10-node chain run once; this
+one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
+
+- a checkpoint is one `bytes` record. With the default `MsgpackSerializer` it is
+  the serde's msgpack of `[checkpoint, channel_versions, versions_seen, metadata,
+  parent_id, empty]`: the checkpoint dict without `channel_values` (values are
+  blobs), its `id` None (the record's key) and, when they are encoded beside it,
+  `channel_versions` as `[names, codes]` and `versions_seen` as `[nodes, sizes,
+  names, codes]` (else None beside it and the dict in place); `empty` is `[names,
+  codes]` of the channels put without a value. With another serializer: plain
+  msgpack of `[None, tag, bytes, tag, bytes, parent_id, empty]` (its typed
+  checkpoint and metadata, as LangGraph stores them);
+- a name (key, channel, node, task path) is an index into the saver's name table
+  (it only grows, to `_NAMES_MAX` names; later names are stored as themselves), a
+  str, or `[name]` for a non-str;
+- a version code: a LangGraph-format string whose integer part `n` and fraction `f`
+  (a multiple of 2**-53, as `random.random()` returns) give back exactly that string
+  is the int `n << 53 | f * 2**53` (big-endian bytes past 64 bits); another str is
+  itself, a non-str version `v` is `[v]`. Loading formats the string again (only
+  int arithmetic and formatting: a crafted code gives a str or a
+  DeserializationError);
+- blobs: one dict per lane, `code << 12 | name index -> stored value` (a
+  `(channel, version)` tuple key when either is not an int), where a stored value
+  is the serde's msgpack payload (`bytes`), None for its "null" tag, or `(tag,
+  bytes)`. "Empty" values are not in it (loading skips them): they are in the
+  record that put them;
+- pending writes: per checkpoint id, one record per `put_writes` call (a tuple of
+  them when several tasks wrote): the serde's msgpack of `[task_id, task_path,
+  idxs, channels, values]`, or plain msgpack of `[..., [tag, bytes] pairs, 0]` (for
+  another serializer, or a value it stores only at top level, like bytearray).
+
+Records are immutable and hold no thread id, so `copy_thread` shares them.
+`storage`, `writes` and `blobs` are read-only views in LangGraph's shapes, rebuilt
+on each access (for inspection and tests; lgembed itself never reads them).
+
+Why this file is longer than 600 lines: the compact layout's encoders and decoders,
+with their checks, sit next to the saver methods that use them, so the layout can
+be reviewed as one unit.
 """
 
 from __future__ import annotations
 
 import random
 import threading
-from typing import Any, Iterator, Sequence
+from collections.abc import Mapping
+from itertools import islice, repeat
+from operator import lshift, or_
+from typing import Any, Callable, Iterator, Sequence
 
 from lgembed.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -38,18 +82,227 @@ from lgembed.checkpoint.base import (
     get_checkpoint_metadata,
     writes_sort_key,
 )
+from lgembed.checkpoint.serde import DeserializationError, MsgpackSerializer
 
 __all__ = ("InMemorySaver", "MemorySaver")
 
 _PRUNE_STRATEGIES = ("keep_latest", "delete")
+_REF_BITS = 12
+_REF_MASK = (1 << _REF_BITS) - 1
+# blob keys: `code << _REF_BITS | name index`
+_NAMES_MAX = 1 << _REF_BITS
+# names (keys, channels, nodes, task paths) a saver indexes; later ones are stored as themselves
+_CACHE_MAX = 1024
+# version strings <-> codes a saver remembers, each way (forgotten all at once when full;
+# at most ~250 kB; enough for the current versions of several threads of large graphs)
+_SEEN_MEMO_MAX = 256
+# nodes whose last encoded versions_seen entry a saver remembers (a node's entry rarely changes)
+_FRACTION_BITS = 53
+_FRACTION_SCALE = float(1 << _FRACTION_BITS)
+_FRACTION_MASK = (1 << _FRACTION_BITS) - 1
+_COUNTER_MAX = (1 << (64 - _FRACTION_BITS)) - 1
+# largest integer part whose code fits 64 bits (a msgpack int); larger ones are bytes
+_U64_LIMIT = 1 << 64
+_CODE_BYTES_MAX = 24
+# a version code stored as bytes has at most this many (the integer part has 32 digits)
+_PLAIN_ERRORS = (TypeError, ValueError, OverflowError)
+# what msgpack alone raises for an object only the serde can pack
+_MISSING = object()
+
+
+def _msgpack() -> Any:
+    import msgpack
+
+    return msgpack
 
 
 def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
 
 
+def _corrupt(what: str, detail: Any) -> DeserializationError:
+    return DeserializationError(f"Loading {what} from InMemorySaver: corrupt record ({detail!r:.100})")
+
+
+def _lists(value: Any, count: int, what: str) -> list:
+    """`value` if it is a list of `count` lists, else a DeserializationError."""
+    if type(value) is list and len(value) == count:
+        for item in value:
+            if type(item) is not list:
+                break
+        else:
+            return value
+    raise _corrupt(what, value)
+
+
+class _HasExt(Exception):
+    """Raised by `_plain_unpack` at the first msgpack extension type."""
+
+
+def _no_ext(code: int, data: bytes) -> Any:
+    raise _HasExt
+
+
+def _plain_unpack(packed: bytes) -> Any:
+    """`packed` loaded by msgpack alone; _HasExt, TypeError or ValueError when that is not enough.
+
+    Why: bytes without extension types (and without array map keys) load to the same
+    objects as through `MsgpackSerializer`, without its wrapper's cost.
+    """
+    return _msgpack().unpackb(packed, raw=False, strict_map_key=False, ext_hook=_no_ext)
+
+
+def _plain_pack(obj: Any) -> bytes:
+    """msgpack of `obj` made of msgpack's own types only (else one of `_PLAIN_ERRORS`).
+
+    Why: for such an object `MsgpackSerializer` writes exactly these bytes (its hook
+    is never called), and skipping its wrapper saves about 1 us per record.
+    """
+    return _msgpack().Packer(strict_types=True).pack(obj)
+
+
+# --- version codes ---------------------------------------------------------------------
+
+
+def _parse_version(version: str) -> Any:
+    """The code of a version string (see the module docstring): int, bytes, or `version`.
+
+    A code is used only when `_format_version` gives back exactly `version`.
+    """
+    if len(version) < 49 or version[32] != "." or not version.isascii() or not version[:32].isdigit():
+        return version
+    try:
+        fraction = float(version[33:])
+    except ValueError:
+        return version
+    scaled = fraction * _FRACTION_SCALE
+    if not 0.0 <= fraction < 1.0 or scaled != int(scaled):
+        return version
+    code = int(version[:32]) << _FRACTION_BITS | int(scaled)
+    if _format_version(code) != version:  # e.g. "-0.0", "1e-05", a float repr of other digits
+        return version
+    return code if code < _U64_LIMIT else code.to_bytes((code.bit_length() + 7) // 8, "big")
+
+
+def _format_version(code: int) -> str:
+    return f"{code >> _FRACTION_BITS:032}.{(code & _FRACTION_MASK) / _FRACTION_SCALE:016}"
+
+
+def _version_key(code: Any) -> Any:
+    """A stored version code as a dict key; equal versions give equal keys."""
+    if type(code) is int or type(code) is str:
+        return code
+    if type(code) is bytes and 0 < len(code) <= _CODE_BYTES_MAX:
+        return int.from_bytes(code, "big")
+    if type(code) is list and len(code) == 1:
+        key = (_hashable(code[0]),)  # (2,) == (2.0,): one key, as in LangGraph's dict
+        hash(key)  # TypeError (corrupt) if it cannot be one
+        return key
+    raise _corrupt("a version", code)
+
+
+def _version_of_key(key: Any) -> Any:
+    """The version a `_version_key` stands for."""
+    if type(key) is int:
+        return _format_version(key)
+    return key[0] if type(key) is tuple else key
+
+
+def _hashable(value: Any) -> Any:
+    if type(value) is list:
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()  # Why not LRU: clearing is C-fast, and a miss costs only one parse or format
+    cache[key] = value
+
+
+# --- stored values ---------------------------------------------------------------------
+
+
+def _stored(typed: tuple[str, Any]) -> Any:
+    """The stored form of a serde `(tag, bytes)`: the bytes for "msgpack", None for "null"."""
+    tag, payload = typed
+    if tag == "msgpack" and type(payload) is bytes:
+        return payload
+    if tag == "null" and payload == b"":
+        return None
+    return (tag, payload)
+
+
+def _typed(stored: Any) -> tuple[str, Any]:
+    if type(stored) is bytes:
+        return "msgpack", stored
+    if stored is None:
+        return "null", b""
+    return stored
+
+
+def _typed_pair(stored: Any) -> tuple[str, Any]:
+    if type(stored) is list and len(stored) == 2:
+        return stored[0], stored[1]
+    raise _corrupt("a value", stored)
+
+
+class _Serialized:
+    """A value the serde serialized already: its `(tag, bytes)` pair."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, pair: tuple[str, Any]) -> None:
+        self.pair = pair
+
+
+class _Lane:
+    """What one `(thread_id, checkpoint_ns)` holds (see the module docstring)."""
+
+    __slots__ = ("blobs", "checkpoints", "writes")
+
+    def __init__(self) -> None:
+        self.checkpoints: dict[str, bytes] = {}
+        # checkpoint_id -> record
+        self.writes: dict[str, bytes | tuple[bytes, ...]] = {}
+        # checkpoint_id -> one write record, or a tuple of them
+        self.blobs: dict[Any, Any] = {}
+        # blob key -> stored value
+
+
+class _View(Mapping):
+    """A read-only mapping rebuilt from the saver on each access (`copy()` gives a dict).
+
+    `build(thread_id)` returns the part of one thread, or everything for None, so a
+    lookup rebuilds only the thread its key names.
+    """
+
+    def __init__(self, build: Callable[[Any], dict], thread_of: Callable[[Any], Any]) -> None:
+        self._build = build
+        self._thread_of = thread_of
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            part = self._build(self._thread_of(key))
+        except (TypeError, IndexError, KeyError):  # not a key of this view
+            raise KeyError(key) from None
+        return part[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._build(None))
+
+    def __len__(self) -> int:
+        return len(self._build(None))
+
+    def copy(self) -> dict:
+        return self._build(None)
+
+    def __repr__(self) -> str:
+        return repr(self._build(None))
+
+
 class InMemorySaver(BaseCheckpointSaver[str]):
-    """A checkpoint saver that keeps everything in dicts (lost when the process ends).
+    """A checkpoint saver that keeps everything in process memory (lost when the process ends).
 
     Usable as a (async) context manager, like LangGraph's.
 
@@ -58,11 +311,14 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             (`MsgpackSerializer()` by default).
 
     Attributes:
-        storage: `thread_id -> checkpoint_ns -> checkpoint_id -> (checkpoint, metadata,
-            parent_checkpoint_id)`, the first two serialized `(tag, bytes)` pairs.
-        writes: `(thread_id, checkpoint_ns, checkpoint_id) -> (task_id, idx) ->
-            (task_id, channel, serialized value, task_path)`.
-        blobs: `(thread_id, checkpoint_ns, channel, version) -> serialized value`.
+        storage: read-only view `thread_id -> checkpoint_ns -> checkpoint_id ->
+            (checkpoint, metadata, parent_checkpoint_id)`, the first two serialized
+            `(tag, bytes)` pairs, as in LangGraph (rebuilt on each access).
+        writes: read-only view `(thread_id, checkpoint_ns, checkpoint_id) ->
+            (task_id, idx) -> (task_id, channel, serialized value, task_path)`.
+        blobs: read-only view `(thread_id, checkpoint_ns, channel, version) ->
+            serialized value` (`("empty", b"")` for a version put without a value,
+            while the checkpoint that put it is stored).
     """
 
     _lg_serializes_on_put = True
@@ -70,11 +326,20 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        self.storage: dict[str, dict[str, dict[str, tuple[tuple[str, bytes], tuple[str, bytes], str | None]]]] = {}
-        self.writes: dict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, tuple[str, bytes], str]]]
-        self.writes = {}
-        self.blobs: dict[tuple[str, str, str, Any], tuple[str, bytes]] = {}
+        self._threads: dict[str, dict[str, _Lane]] = {}
+        # thread_id -> checkpoint_ns -> lane; threads in the order of their first put
         self._lock = threading.RLock()
+        self._names: list[str] = []
+        self._name_refs: dict[str, int] = {}
+        # the name table: index -> name, name -> index
+        self._codes: dict[str, Any] = {}
+        self._texts: dict[int, str] = {}
+        # caches: version string -> stored code, int code -> version string
+        self._seen_memo: dict[str, tuple] = {}
+        # node -> (its versions_seen entry, that entry encoded): see _encode_seen
+        self.storage: Mapping[str, Any] = _View(self._storage_view, lambda key: key)
+        self.writes: Mapping[tuple[str, str, str], Any] = _View(self._writes_view, lambda key: key[0])
+        self.blobs: Mapping[tuple[str, str, str, Any], tuple[str, bytes]] = _View(self._blobs_view, lambda key: key[0])
 
     def __enter__(self) -> InMemorySaver:
         return self
@@ -88,21 +353,364 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     async def __aexit__(self, *exc_info: Any) -> None:
         return None
 
+    # --- names and version codes -------------------------------------------------------
+
+    def _name(self, name: Any) -> Any:
+        """The stored form of a name, adding a str to the table while there is room."""
+        if type(name) is not str:
+            return name if isinstance(name, str) else [name]
+        ref = self._name_refs.get(name)
+        if ref is not None:
+            return ref
+        with self._lock:
+            ref = self._name_refs.get(name)
+            if ref is None:
+                if len(self._names) >= _NAMES_MAX:
+                    return name
+                ref = len(self._names)
+                self._names.append(name)  # before other threads can see the index
+                self._name_refs[name] = ref
+            return ref
+
+    def _names_for(self, names: list | dict) -> list:
+        try:  # Strategy: C-level lookups; one miss takes the slow path
+            return list(map(self._name_refs.__getitem__, names))
+        except (KeyError, TypeError):
+            return [self._name(name) for name in names]
+
+    def _unname(self, stored: Any) -> Any:
+        if type(stored) is int and 0 <= stored < len(self._names):
+            return self._names[stored]
+        if type(stored) is str:
+            return stored
+        if type(stored) is list and len(stored) == 1:
+            name = _hashable(stored[0])
+            hash(name)  # a dict key: TypeError (corrupt) if it cannot be one
+            return name
+        raise _corrupt("a name", stored)
+
+    def _names_of(self, stored: list) -> list:
+        try:
+            return list(map(self._names.__getitem__, stored))
+        except (TypeError, IndexError):  # a name stored as itself
+            return [self._unname(s) for s in stored]
+
+    def _code(self, version: Any) -> Any:
+        if type(version) is not str:
+            return [version]
+        code = self._codes.get(version)
+        if code is None:
+            code = _parse_version(version)
+            _remember(self._codes, version, code)
+        return code
+
+    def _codes_for(self, versions: Any) -> list:
+        try:
+            return list(map(self._codes.__getitem__, versions))
+        except (KeyError, TypeError):  # not cached, or not a str
+            return [self._code(v) for v in versions]
+
+    def _text(self, code: Any) -> Any:
+        """The version a stored code stands for (for an int code, the exact LangGraph string)."""
+        if type(code) is int:
+            text = self._texts.get(code)
+            if text is None:
+                if not 0 <= code < _U64_LIMIT:
+                    raise _corrupt("a version", code)
+                text = _format_version(code)
+                _remember(self._texts, code, text)
+            return text
+        if type(code) is str:
+            return code
+        if type(code) is bytes and 0 < len(code) <= _CODE_BYTES_MAX:
+            return _format_version(int.from_bytes(code, "big"))
+        if type(code) is list and len(code) == 1:
+            return code[0]
+        raise _corrupt("a version", code)
+
+    def _texts_of(self, codes: list) -> list:
+        try:
+            return list(map(self._texts.__getitem__, codes))
+        except (KeyError, TypeError):  # not cached, or not an int code
+            return [self._text(c) for c in codes]
+
+    def _blob_key(self, stored_name: Any, code: Any, channel: Any) -> Any:
+        if type(stored_name) is int and type(code) is int:
+            return code << _REF_BITS | stored_name
+        return (channel, _version_key(code))
+
+    def _encode_versions(self, versions: Any) -> list | None:
+        """`[names, codes]` of a `{channel: version}` dict; None for anything else."""
+        if type(versions) is not dict:
+            return None
+        return [self._names_for(versions), self._codes_for(versions.values())]
+
+    def _encode_seen(self, seen: Any) -> list | None:
+        """`[nodes, sizes, names, codes]` of `versions_seen`; None if it is not a dict of dicts."""
+        if type(seen) is not dict:
+            return None
+        nodes: list = []
+        sizes: list = []
+        names: list = []
+        codes: list = []
+        memo = self._seen_memo
+        ref, code = self._name_refs.__getitem__, self._codes.__getitem__
+        try:
+            for node, versions in seen.items():
+                hit = memo.get(node)
+                if hit is not None and hit[0] == versions:
+                    nodes.append(hit[1])
+                    sizes.append(hit[2])
+                    names += hit[3]
+                    codes += hit[4]
+                    continue
+                node_names = list(map(ref, versions))
+                node_codes = list(map(code, versions.values()))
+                entry = (dict(versions), ref(node), len(versions), node_names, node_codes)
+                nodes.append(entry[1])
+                sizes.append(entry[2])
+                names += node_names
+                codes += node_codes
+                if type(node) is str:  # (its versions are str: `code` found them)
+                    if len(memo) >= _SEEN_MEMO_MAX:
+                        memo.clear()
+                    memo[node] = entry
+        except (KeyError, TypeError, AttributeError):  # not cached yet, or not a dict of dicts
+            if not all(isinstance(versions, dict) for versions in seen.values()):
+                return None
+            nodes = [self._name(node) for node in seen]
+            sizes = [len(versions) for versions in seen.values()]
+            names = [self._name(k) for versions in seen.values() for k in versions]
+            codes = [self._code(v) for versions in seen.values() for v in versions.values()]
+        return [nodes, sizes, names, codes]
+
+    def _decode_seen(self, value: Any) -> dict:
+        nodes, sizes, names, codes = _lists(value, 4, "versions_seen")
+        if len(nodes) != len(sizes) or len(names) != len(codes):
+            raise _corrupt("versions_seen", value)
+        pairs = iter(zip(self._names_of(names), self._texts_of(codes)))
+        try:  # Strategy: C-level; each node's dict takes its size's next pairs
+            if sum(sizes) != len(codes) or min(sizes, default=0) < 0:
+                raise ValueError
+            return dict(zip(self._names_of(nodes), map(dict, map(islice, repeat(pairs), sizes))))
+        except (TypeError, ValueError):  # a size that is not a count
+            raise _corrupt("versions_seen", value) from None
+
+    def _decode_versions(self, value: Any) -> tuple[dict, list]:
+        """`(channel_versions, [(channel, blob key)])` of an encoded `channel_versions`."""
+        names, codes = _lists(value, 2, "channel_versions")
+        if len(names) != len(codes):
+            raise _corrupt("channel_versions", value)
+        try:  # all indexed names and cached int codes: C-level
+            channels = list(map(self._names.__getitem__, names))
+            versions = dict(zip(channels, map(self._texts.__getitem__, codes)))
+            return versions, list(zip(channels, map(or_, map(lshift, codes, repeat(_REF_BITS)), names)))
+        except (KeyError, TypeError, IndexError):
+            channels = [self._unname(n) for n in names]
+            versions = dict(zip(channels, [self._text(c) for c in codes]))
+            return versions, [(ch, self._blob_key(n, c, ch)) for ch, n, c in zip(channels, names, codes)]
+
+    # --- records -----------------------------------------------------------------------
+
+    def _fast(self) -> bool:
+        """Whether records are packed by the serde (the default MsgpackSerializer)."""
+        return type(self.serde) is MsgpackSerializer
+
+    def _unpack(self, record: bytes, what: str) -> list:
+        """A record as a list (the serde's msgpack with `_fast()`, else plain msgpack).
+
+        Raises:
+            DeserializationError: for a corrupt record, or a value the serde refuses.
+        """
+        if self._fast():
+            try:
+                value = _plain_unpack(record)
+            except (_HasExt, TypeError, ValueError):
+                value = self.serde.loads_typed(("msgpack", record))
+        else:
+            try:
+                value = _msgpack().unpackb(record, raw=False, strict_map_key=False)
+            except (ValueError, TypeError) as e:
+                raise _corrupt(what, record) from e
+        if type(value) is not list:
+            raise _corrupt(what, value)
+        return value
+
+    def _store_value(self, value: Any) -> Any:
+        """The stored form of a channel value (see the module docstring).
+
+        Raises:
+            TypeError: when the serde cannot serialize it.
+        """
+        if self._fast():
+            if value is None:
+                return None
+            if not isinstance(value, (bytes, bytearray)):  # those have their own tags
+                try:
+                    return _plain_pack(value)
+                except _PLAIN_ERRORS:
+                    pass
+        return _stored(self.serde.dumps_typed(value))
+
+    def _load_value(self, stored: Any) -> Any:
+        if type(stored) is bytes and self._fast():
+            try:
+                return _plain_unpack(stored)
+            except (_HasExt, TypeError, ValueError):
+                pass
+        return self.serde.loads_typed(_typed(stored))
+
+    def _encode(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        empty: list,
+        pack: Callable[[Any], bytes] | None,
+    ) -> bytes:
+        """The record of a checkpoint (see the module docstring); `pack`: a Packer's, as `_plain_pack`.
+
+        Raises:
+            TypeError: when the serde cannot serialize a value.
+        """
+        parent = config["configurable"].get("checkpoint_id")
+        metadata = get_checkpoint_metadata(config, metadata)
+        serde = self.serde
+        rest = checkpoint.copy()
+        del rest["channel_values"]
+        if not self._fast():
+            return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty])
+        rest["id"] = None  # the record's key
+        versions = self._encode_versions(rest.get("channel_versions"))
+        if versions is not None:
+            rest["channel_versions"] = None
+        seen = self._encode_seen(rest.get("versions_seen"))
+        if seen is not None:
+            rest["versions_seen"] = None
+        record = [rest, versions, seen, metadata, parent, empty]
+        try:
+            return pack(record) if pack else _plain_pack(record)
+        except _PLAIN_ERRORS:
+            return serde.dumps_typed(record)[1]
+
+    def _decode(self, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
+        """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`.
+
+        Raises:
+            DeserializationError: for a corrupt record, or a value the serde refuses.
+        """
+        try:
+            return self._decode_record(record, checkpoint_id)
+        except DeserializationError:
+            raise
+        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
+            # Why: only this saver writes records, so anything unexpected means corruption
+            raise _corrupt("a checkpoint", record) from e
+
+    def _decode_record(self, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
+        parts = self._unpack(record, "a checkpoint")
+        if record[:1] == b"\x97":  # written with another serializer: its typed pairs
+            _, tag, payload, meta_tag, meta_payload, parent, empty = parts
+            checkpoint = self.serde.loads_typed((tag, payload))
+            metadata = self.serde.loads_typed((meta_tag, meta_payload))
+            return checkpoint, metadata, parent, self._version_keys(checkpoint), empty
+        checkpoint, versions, seen, metadata, parent, empty = parts
+        if type(checkpoint) is not dict or type(metadata) is not dict:
+            raise _corrupt("a checkpoint", parts)
+        if "id" in checkpoint:
+            checkpoint["id"] = checkpoint_id
+        if versions is None:  # not a dict of versions: stored as it was
+            keys = self._version_keys(checkpoint)
+        else:
+            checkpoint["channel_versions"], keys = self._decode_versions(versions)
+        if seen is not None:
+            checkpoint["versions_seen"] = self._decode_seen(seen)
+        return checkpoint, metadata, parent, keys, empty
+
+    def _version_keys(self, checkpoint: dict) -> list:
+        """`[(channel, blob key)]` of a checkpoint whose `channel_versions` was stored as it was."""
+        versions = checkpoint.get("channel_versions")
+        if not isinstance(versions, dict):
+            return []
+        return [(ch, self._blob_key(self._name(ch), self._code(v), ch)) for ch, v in versions.items()]
+
+    def _pack_writes(self, task_id: str, path: str, idxs: list, channels: list, values: list) -> bytes:
+        """A write record; a value is an object, or a `_Serialized` `(tag, bytes)` pair.
+
+        Raises:
+            TypeError: when the serde cannot serialize a value.
+        """
+        ref = self._name_refs.get(path) if type(path) is str else None
+        head = [task_id, self._name(path) if ref is None else ref, idxs, self._names_for(channels)]
+        if type(self.serde) is MsgpackSerializer:
+            for value in values:
+                if isinstance(value, (bytearray, _Serialized)):
+                    break  # bytearray: its own tag at top level, and only there
+            else:
+                head.append(values)
+                try:
+                    return _plain_pack(head)
+                except _PLAIN_ERRORS:
+                    pass
+                try:
+                    return self.serde.dumps_typed(head)[1]
+                except TypeError:
+                    head.pop()  # the error dumps_typed raises below, with its message
+        dumps = self.serde.dumps_typed
+        typed = [list(v.pair) if isinstance(v, _Serialized) else list(dumps(v)) for v in values]
+        return _msgpack().packb([*head, typed, 0])
+
+    def _write_rows(self, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
+        """`(task_path, task_id, idx, channel, (True, value) | (False, (tag, bytes)))` of write records.
+
+        Raises:
+            DeserializationError: for a corrupt record, or a value the serde refuses.
+        """
+        try:
+            return self._write_rows_of(entry)
+        except DeserializationError:
+            raise
+        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
+            raise _corrupt("pending writes", entry) from e
+
+    def _write_rows_of(self, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
+        rows = []
+        for packed in (entry,) if type(entry) is bytes else entry:
+            record = self._unpack(packed, "pending writes")
+            if len(record) not in (5, 6) or any(type(item) is not list for item in record[2:5]):
+                raise _corrupt("pending writes", record)
+            task_id, path, idxs, names, values = record[:5]
+            entries = [(False, _typed_pair(v)) for v in values] if len(record) == 6 else [(True, v) for v in values]
+            path = self._unname(path)
+            if (
+                not len(idxs) == len(names) == len(entries)
+                or type(task_id) is not str
+                or type(path) is not str
+                or any(type(idx) is not int for idx in idxs)
+            ):  # put_writes takes str task ids and paths, and makes int indexes
+                raise _corrupt("pending writes", record)
+            rows += ((path, task_id, idx, ch, e) for idx, ch, e in zip(idxs, self._names_of(names), entries))
+        return rows
+
     # --- loading helpers (call with the lock held) -----------------------------------
 
-    def _load_blobs(self, thread_id: str, checkpoint_ns: str, versions: ChannelVersions) -> dict[str, Any]:
+    def _load_blobs(self, lane: _Lane, keys: list) -> dict[str, Any]:
         values: dict[str, Any] = {}
-        for channel, version in versions.items():
-            blob = self.blobs.get((thread_id, checkpoint_ns, channel, version))
-            if blob is None or blob[0] == "empty":
-                continue
-            values[channel] = self.serde.loads_typed(blob)
+        blobs = lane.blobs
+        for channel, key in keys:
+            stored = blobs.get(key, _MISSING)
+            if stored is not _MISSING:
+                values[channel] = self._load_value(stored)
         return values
 
-    def _load_writes(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> list[tuple[str, str, Any]]:
-        stored = self.writes.get((thread_id, checkpoint_ns, checkpoint_id), {})
-        ordered = sorted(stored.items(), key=lambda item: writes_sort_key(item[1][3], *item[0]))
-        return [(task_id, channel, self.serde.loads_typed(value)) for _, (task_id, channel, value, _) in ordered]
+    def _load_writes(self, lane: _Lane, checkpoint_id: str) -> list[tuple[str, str, Any]]:
+        entry = lane.writes.get(checkpoint_id)
+        if entry is None:
+            return []
+        rows = self._write_rows(entry)
+        rows.sort(key=lambda row: writes_sort_key(row[0], row[1], row[2]))
+        loads = self.serde.loads_typed
+        return [(task_id, channel, e[1] if e[0] else loads(e[1])) for _, task_id, _, channel, e in rows]
 
     def _make_tuple(
         self,
@@ -110,21 +718,22 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         thread_id: str,
         checkpoint_ns: str,
         checkpoint_id: str,
-        saved: tuple[tuple[str, bytes], tuple[str, bytes], str | None],
-        metadata: CheckpointMetadata | None = None,
+        lane: _Lane,
+        decoded: tuple[dict, Any, Any, list, list],
     ) -> CheckpointTuple:
-        checkpoint_b, metadata_b, parent_id = saved
-        checkpoint: dict[str, Any] = self.serde.loads_typed(checkpoint_b)
+        checkpoint, metadata, parent_id, keys, _ = decoded
+        checkpoint["channel_values"] = self._load_blobs(lane, keys)
         return CheckpointTuple(
             config=config,
-            checkpoint={  # type: ignore[typeddict-item]
-                **checkpoint,
-                "channel_values": self._load_blobs(thread_id, checkpoint_ns, checkpoint["channel_versions"]),
-            },
-            metadata=self.serde.loads_typed(metadata_b) if metadata is None else metadata,
+            checkpoint=checkpoint,  # type: ignore[arg-type]
+            metadata=metadata,
             parent_config=_config(thread_id, checkpoint_ns, parent_id) if parent_id else None,
-            pending_writes=self._load_writes(thread_id, checkpoint_ns, checkpoint_id),
+            pending_writes=self._load_writes(lane, checkpoint_id),
         )
+
+    def _lane(self, thread_id: str, checkpoint_ns: str) -> _Lane | None:
+        lanes = self._threads.get(thread_id)
+        return lanes.get(checkpoint_ns) if lanes else None
 
     # --- read ---------------------------------------------------------------------
 
@@ -136,22 +745,25 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
         Raises:
             KeyError: when `config["configurable"]` has no `thread_id`.
+            DeserializationError: when a stored value cannot be loaded.
         """
         thread_id: str = config["configurable"]["thread_id"]
         checkpoint_ns: str = config["configurable"].get("checkpoint_ns", "")
         with self._lock:
-            checkpoints = self.storage.get(thread_id, {}).get(checkpoint_ns, {})
+            lane = self._lane(thread_id, checkpoint_ns)
+            if lane is None or not lane.checkpoints:
+                return None
             checkpoint_id = get_checkpoint_id(config)
             if checkpoint_id:
-                saved = checkpoints.get(checkpoint_id)
-                if saved is None:
+                record = lane.checkpoints.get(checkpoint_id)
+                if record is None:
                     return None
-                return self._make_tuple(config, thread_id, checkpoint_ns, checkpoint_id, saved)
-            if not checkpoints:
-                return None
-            checkpoint_id = max(checkpoints)
-            own_config = _config(thread_id, checkpoint_ns, checkpoint_id)
-            return self._make_tuple(own_config, thread_id, checkpoint_ns, checkpoint_id, checkpoints[checkpoint_id])
+            else:
+                checkpoint_id = max(lane.checkpoints)
+                record = lane.checkpoints[checkpoint_id]
+                config = _config(thread_id, checkpoint_ns, checkpoint_id)
+            decoded = self._decode(record, checkpoint_id)
+            return self._make_tuple(config, thread_id, checkpoint_ns, checkpoint_id, lane, decoded)
 
     def list(
         self,
@@ -170,19 +782,23 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             filter: metadata keys whose values must equal these (a missing key equals None).
             before: only checkpoints whose id is smaller than this config's `checkpoint_id`.
             limit: at most this many tuples (0 or less: none).
+
+        Raises:
+            KeyError: when `config["configurable"]` has no `thread_id`.
+            DeserializationError: when a stored value cannot be loaded.
         """
         configurable = config["configurable"] if config else {}
         ns_filter = configurable.get("checkpoint_ns") if config else None
         id_filter = get_checkpoint_id(config) if config else None
         before_id = get_checkpoint_id(before) if before else None
         with self._lock:
-            thread_ids = [configurable["thread_id"]] if config else [*self.storage]
+            thread_ids = [configurable["thread_id"]] if config else [*self._threads]
             candidates = [
                 (thread_id, ns, checkpoint_id)
                 for thread_id in thread_ids
-                for ns, checkpoints in self.storage.get(thread_id, {}).items()
+                for ns, lane in self._threads.get(thread_id, {}).items()
                 if ns_filter is None or ns == ns_filter
-                for checkpoint_id in sorted(checkpoints, reverse=True)
+                for checkpoint_id in sorted(lane.checkpoints, reverse=True)
                 if (not id_filter or checkpoint_id == id_filter) and (not before_id or checkpoint_id < before_id)
             ]
         remaining = limit
@@ -191,19 +807,40 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 return
             # Strategy: the lock is held while one tuple is built, never across a yield
             with self._lock:
-                saved = self.storage.get(thread_id, {}).get(ns, {}).get(checkpoint_id)
-                if saved is None:
+                lane = self._lane(thread_id, ns)
+                record = lane.checkpoints.get(checkpoint_id) if lane else None
+                if record is None:
                     continue  # deleted since the listing started
-                metadata = self.serde.loads_typed(saved[1])
+                decoded = self._decode(record, checkpoint_id)
+                metadata = decoded[1]
                 if filter and not all(metadata.get(k) == v for k, v in filter.items()):
                     continue
                 own_config = _config(thread_id, ns, checkpoint_id)
-                item = self._make_tuple(own_config, thread_id, ns, checkpoint_id, saved, metadata)
+                item = self._make_tuple(own_config, thread_id, ns, checkpoint_id, lane, decoded)
             if remaining is not None:
                 remaining -= 1
             yield item
 
+
     # --- write --------------------------------------------------------------------
+
+    def _lane_for_put(self, thread_id: str, checkpoint_ns: str) -> _Lane:
+        """The lane a checkpoint goes to (call with the lock held)."""
+        threads = self._threads
+        lanes = threads.get(thread_id)
+        if lanes is None:
+            lanes = threads[thread_id] = {}
+        lane = lanes.get(checkpoint_ns)
+        if lane is None:
+            lane = lanes[checkpoint_ns] = _Lane()
+        elif lane.checkpoints:
+            return lane
+        if not any(other.checkpoints for other in lanes.values()):
+            # the thread's first checkpoint: list(None) orders threads by it (LangGraph's
+            # storage gets the thread then), even when put_writes made the entry earlier
+            del threads[thread_id]
+            threads[thread_id] = lanes
+        return lane
 
     def put(
         self,
@@ -226,24 +863,51 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         """
         thread_id = config["configurable"]["thread_id"]
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
-        rest = dict(checkpoint)
-        values: dict[str, Any] = rest.pop("channel_values")
+        checkpoint_id = checkpoint["id"]
+        values = checkpoint["channel_values"]
         # serialize everything first, so a bad value stores nothing
-        blobs = {
-            (thread_id, checkpoint_ns, channel, version): (
-                self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
-            )
-            for channel, version in new_versions.items()
-        }
-        saved = (
-            self.serde.dumps_typed(rest),
-            self.serde.dumps_typed(get_checkpoint_metadata(config, metadata)),
-            config["configurable"].get("checkpoint_id"),
-        )
+        blobs = []
+        empty: list = [[], []]
+        codes, refs = self._codes, self._name_refs
+        pack = _msgpack().Packer(strict_types=True).pack if type(self.serde) is MsgpackSerializer else None
+        for channel, version in new_versions.items():
+            code = codes.get(version) if type(version) is str else None
+            if code is None:
+                code = self._code(version)
+            ref = refs.get(channel) if type(channel) is str else None
+            if ref is None:
+                ref = self._name(channel)
+            if type(code) is int and type(ref) is int:
+                key = code << _REF_BITS | ref
+            else:
+                key = self._blob_key(ref, code, channel)
+            if channel in values:
+                value = values[channel]
+                if value is None and pack:
+                    blobs.append((key, None))
+                    continue
+                if pack and not isinstance(value, (bytes, bytearray)):
+                    try:  # inline _store_value: the usual case, msgpack's own types
+                        blobs.append((key, pack(value)))
+                        continue
+                    except _PLAIN_ERRORS:
+                        pass
+                blobs.append((key, self._store_value(value)))
+            else:
+                blobs.append((key, _MISSING))  # "empty": in the record, and replaces a value
+                empty[0].append(ref)
+                empty[1].append(code)
+        record = self._encode(config, checkpoint, metadata, empty, pack)
         with self._lock:
-            self.blobs.update(blobs)
-            self.storage.setdefault(thread_id, {}).setdefault(checkpoint_ns, {})[checkpoint["id"]] = saved
-        return _config(thread_id, checkpoint_ns, checkpoint["id"])
+            lane = self._lane_for_put(thread_id, checkpoint_ns)
+            stored = lane.blobs
+            for key, value in blobs:
+                if value is _MISSING:
+                    stored.pop(key, None)
+                else:
+                    stored[key] = value
+            lane.checkpoints[checkpoint_id] = record
+        return _config(thread_id, checkpoint_ns, checkpoint_id)
 
     def put_writes(
         self,
@@ -261,55 +925,93 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         Raises:
             KeyError: when `config["configurable"]` has no `thread_id` or `checkpoint_id`.
             TypeError: when a value cannot be serialized (nothing is stored then).
+            DeserializationError: when the task's earlier writes here cannot be loaded.
         """
-        thread_id = config["configurable"]["thread_id"]
-        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
-        checkpoint_id = config["configurable"]["checkpoint_id"]
-        outer_key = (thread_id, checkpoint_ns, checkpoint_id)
-        keyed = [
-            ((task_id, WRITES_IDX_MAP.get(channel, idx)), channel, value) for idx, (channel, value) in enumerate(writes)
-        ]
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = configurable["checkpoint_id"]
+        if not writes:
+            return
+        channels, values = zip(*writes)
+        get = WRITES_IDX_MAP.get
+        idxs = [get(channel, idx) for idx, channel in enumerate(channels)]
         with self._lock:
-            stored = self.writes.get(outer_key, {})
-            new = {
-                inner_key: (task_id, channel, self.serde.dumps_typed(value), task_path)
-                for inner_key, channel, value in keyed
-                if inner_key[1] < 0 or inner_key not in stored
+            lanes = self._threads.get(thread_id)
+            lane = lanes.get(checkpoint_ns) if lanes else None
+            entry = lane.writes.get(checkpoint_id) if lane else None
+            records = () if entry is None else (entry,) if type(entry) is bytes else entry
+            mine: list = []
+            if records:
+                head = _msgpack().packb(task_id)
+                mine = [r for r in records if r.startswith(head, 1)]  # a record is a fixarray: 1 header byte
+            if not mine and (min(idxs) >= 0 or len(set(idxs)) == len(idxs)):  # the usual case
+                packed = self._pack_writes(task_id, task_path, idxs, channels, list(values))
+                if lane is not None and not records:
+                    lane.writes[checkpoint_id] = packed
+                else:
+                    self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*records, packed))
+                return
+            # Strategy: the rare path (a task writing again, or repeating a special
+            # channel) applies LangGraph's `(task_id, idx) -> write` dict rules to the
+            # task's decoded rows and packs them again, one record per task path
+            rows = {
+                idx: (path, channel, e[1] if e[0] else _Serialized(e[1]))
+                for path, _, idx, channel, e in self._write_rows(tuple(mine))
             }
-            if new:
-                self.writes.setdefault(outer_key, {}).update(new)
+            changed = False
+            for idx, channel, value in zip(idxs, channels, values):
+                if idx < 0 or idx not in rows:
+                    rows[idx] = (task_path, channel, value)
+                    changed = True
+            if not changed:
+                return
+            by_path: dict[str, list] = {}
+            for idx, (path, channel, e) in rows.items():
+                by_path.setdefault(path, []).append((idx, channel, e))
+            new = [
+                self._pack_writes(task_id, path, [r[0] for r in group], [r[1] for r in group], [r[2] for r in group])
+                for path, group in by_path.items()
+            ]
+            kept = (r for r in records if r not in mine)
+            self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*kept, *new))
+
+    def _set_writes(
+        self, lane: _Lane | None, thread_id: str, checkpoint_ns: str, checkpoint_id: str, records: tuple
+    ) -> None:
+        if lane is None:
+            lane = self._threads.setdefault(thread_id, {}).setdefault(checkpoint_ns, _Lane())
+        lane.writes[checkpoint_id] = records[0] if len(records) == 1 else records
 
     # --- maintenance --------------------------------------------------------------
 
     def delete_thread(self, thread_id: str) -> None:
         """Deletes every checkpoint, write and stored value of `thread_id`."""
         with self._lock:
-            self.storage.pop(thread_id, None)
-            for key in [k for k in self.writes if k[0] == thread_id]:
-                del self.writes[key]
-            for key in [k for k in self.blobs if k[0] == thread_id]:
-                del self.blobs[key]
+            self._threads.pop(thread_id, None)
+
+    def _has_checkpoints(self, thread_id: str) -> bool:
+        return any(lane.checkpoints for lane in self._threads.get(thread_id, {}).values())
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copies every checkpoint (same ids, all namespaces), write and value to another thread.
 
         The target keeps its own checkpoints except those with a copied namespace and
-        id. A missing source copies nothing. Stored metadata has no thread id, so
-        copies are byte-identical.
+        id. A missing source copies nothing. Records hold no thread id, so the copies
+        share them.
         """
         with self._lock:
-            source = self.storage.get(source_thread_id)
-            if not source:
+            if source_thread_id == target_thread_id or not self._has_checkpoints(source_thread_id):
                 return
-            target = self.storage.setdefault(target_thread_id, {})
-            for ns, checkpoints in source.items():
-                target.setdefault(ns, {}).update(checkpoints)
-            for (thread_id, ns, checkpoint_id), stored in list(self.writes.items()):
-                if thread_id == source_thread_id:
-                    self.writes[(target_thread_id, ns, checkpoint_id)] = dict(stored)
-            for (thread_id, ns, channel, version), blob in list(self.blobs.items()):
-                if thread_id == source_thread_id:
-                    self.blobs[(target_thread_id, ns, channel, version)] = blob
+            if not self._has_checkpoints(target_thread_id):
+                # the target's first checkpoints: it moves to the end of list(None)'s order
+                self._threads[target_thread_id] = self._threads.pop(target_thread_id, {})
+            target = self._threads[target_thread_id]
+            for ns, lane in self._threads[source_thread_id].items():
+                copy = target.setdefault(ns, _Lane())
+                copy.checkpoints.update(lane.checkpoints)
+                copy.writes.update(lane.writes)
+                copy.blobs.update(lane.blobs)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Removes old checkpoints of `thread_ids` (unknown ids are ignored).
@@ -320,29 +1022,28 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
         Raises:
             ValueError: for another strategy.
+            DeserializationError: when a kept checkpoint's record cannot be loaded.
         """
         if strategy not in _PRUNE_STRATEGIES:
             msg = f"'strategy' must be one of {_PRUNE_STRATEGIES} (got {strategy!r})"
             raise ValueError(msg)
         with self._lock:
             for thread_id in thread_ids:
-                if strategy == "delete":
-                    self.delete_thread(thread_id)
+                lanes = self._threads.get(thread_id)
+                if strategy == "delete" or lanes is None:
+                    self._threads.pop(thread_id, None)
                     continue
-                keep_blobs: set[tuple[str, str, str, Any]] = set()
-                for ns, checkpoints in self.storage.get(thread_id, {}).items():
-                    if not checkpoints:
+                for ns, lane in list(lanes.items()):
+                    if not lane.checkpoints:
+                        del lanes[ns]  # only writes and values, of no kept checkpoint
                         continue
-                    latest = max(checkpoints)
-                    for checkpoint_id in [c for c in checkpoints if c != latest]:
-                        del checkpoints[checkpoint_id]
-                    versions = self.serde.loads_typed(checkpoints[latest][0])["channel_versions"]
-                    keep_blobs.update((thread_id, ns, ch, v) for ch, v in versions.items())
-                for key in [k for k in self.blobs if k[0] == thread_id and k not in keep_blobs]:
-                    del self.blobs[key]
-                kept = self.storage.get(thread_id, {})
-                for key in [k for k in self.writes if k[0] == thread_id and k[2] not in kept.get(k[1], {})]:
-                    del self.writes[key]  # writes of removed checkpoints
+                    latest = max(lane.checkpoints)
+                    lane.checkpoints = {latest: lane.checkpoints[latest]}
+                    lane.writes = {latest: lane.writes[latest]} if latest in lane.writes else {}
+                    keep = {key for _, key in self._decode(lane.checkpoints[latest], latest)[3]}
+                    lane.blobs = {key: value for key, value in lane.blobs.items() if key in keep}
+                if not lanes:
+                    del self._threads[thread_id]
 
     def get_next_version(self, current: str | int | None, channel: None) -> str:
         """The version after `current`: `f"{n + 1:032}.{random.random():016}"` (L-49).
@@ -350,13 +1051,75 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         The integer part orders versions; the random fraction makes concurrent
         branches' versions differ.
         """
-        if current is None:
+        if type(current) is str:
+            code = self._codes.get(current)  # cached: its integer part without parsing
+            current_v = code >> _FRACTION_BITS if type(code) is int else int(current.split(".")[0])
+        elif current is None:
             current_v = 0
         elif isinstance(current, (int, float)):
             current_v = int(current)
         else:
             current_v = int(current.split(".")[0])
-        return f"{current_v + 1:032}.{random.random():016}"
+        fraction = random.random()
+        version = f"{current_v + 1:032}.{fraction:016}"
+        scaled = fraction * _FRACTION_SCALE
+        if 0 <= current_v < _COUNTER_MAX and scaled == int(scaled):
+            # Why: put() and loading need the code; computing it here is cheaper than parsing
+            code = (current_v + 1) << _FRACTION_BITS | int(scaled)
+            codes, texts = self._codes, self._texts
+            if len(codes) >= _CACHE_MAX or len(texts) >= _CACHE_MAX:
+                codes.clear()
+                texts.clear()
+            codes[version] = code
+            texts[code] = version
+        return version
+
+    # --- read-only views in LangGraph's shapes -------------------------------------
+
+    def _view_lanes(self, thread_id: Any) -> list[tuple[str, str, _Lane]]:
+        """`(thread_id, ns, lane)` of every thread, or of `thread_id` only (call with the lock held)."""
+        threads = self._threads if thread_id is None else {thread_id: self._threads.get(thread_id, {})}
+        return [(t, ns, lane) for t, lanes in threads.items() for ns, lane in lanes.items()]
+
+    def _storage_view(self, thread_id: Any) -> dict:
+        out: dict = {}
+        dumps = self.serde.dumps_typed
+        with self._lock:
+            for t, ns, lane in self._view_lanes(thread_id):
+                for checkpoint_id, record in lane.checkpoints.items():
+                    checkpoint, metadata, parent, _, _ = self._decode(record, checkpoint_id)
+                    saved = (dumps(checkpoint), dumps(metadata), parent)
+                    out.setdefault(t, {}).setdefault(ns, {})[checkpoint_id] = saved
+        return out
+
+    def _writes_view(self, thread_id: Any) -> dict:
+        out: dict = {}
+        dumps = self.serde.dumps_typed
+        with self._lock:
+            for t, ns, lane in self._view_lanes(thread_id):
+                for checkpoint_id, entry in lane.writes.items():
+                    out[(t, ns, checkpoint_id)] = {
+                        (task_id, idx): (task_id, channel, dumps(e[1]) if e[0] else e[1], path)
+                        for path, task_id, idx, channel, e in self._write_rows(entry)
+                    }
+        return out
+
+    def _blobs_view(self, thread_id: Any) -> dict:
+        out: dict = {}
+        with self._lock:
+            for t, ns, lane in self._view_lanes(thread_id):
+                for checkpoint_id, record in lane.checkpoints.items():
+                    names, codes = _lists(self._decode(record, checkpoint_id)[4], 2, "a checkpoint")
+                    for name, code in zip(names, codes):
+                        out[(t, ns, self._unname(name), _hashable(self._text(code)))] = ("empty", b"")
+                for key, stored in lane.blobs.items():
+                    if type(key) is int:
+                        channel = self._unname(key & _REF_MASK)
+                        version = self._text(key >> _REF_BITS)
+                    else:
+                        channel, version = key[0], _version_of_key(key[1])
+                    out[(t, ns, channel, version)] = _typed(stored)  # a value put after "empty" wins
+        return out
 
 
 MemorySaver = InMemorySaver
