@@ -316,3 +316,26 @@ def test_version_reports_both_builds(mode):
     kind = "py" if mode == "off" else "c"
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"lgembed 0.1.0 ({kind} build, engine {kind}, LGEMBED_EXTENSIONS={mode})"
+
+
+def test_source_only_modules_ignore_a_build_beside_them(tmp_path):
+    """§B: `_engine.SOURCE_ONLY` modules load from source in every mode, even when an
+    extension file of their name lies beside them (here a renamed copy of another
+    module's build, which could not even be imported as this module)."""
+    from lgembed import _engine
+
+    built = engine_files()
+    root = tmp_path
+    shutil.copytree(PACKAGE, root / "lgembed", ignore=shutil.ignore_patterns("__pycache__"))
+    suffix = next(s for s in EXTENSION_SUFFIXES if built[0].name.endswith(s))
+    for name in _engine.SOURCE_ONLY:
+        target = root / Path(*name.split(".")).with_suffix("")
+        shutil.copy(root / "lgembed" / built[0].relative_to(PACKAGE), str(target) + suffix)
+    code = (
+        "import importlib, lgembed.graph, lgembed._engine as e; "
+        "print(','.join(importlib.import_module(n).__file__.rsplit('.', 1)[-1] for n in e.SOURCE_ONLY))"
+    )
+    for mode in ("auto", "required", "off"):
+        proc = run_python(code, mode, root)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == ",".join("py" for _ in _engine.SOURCE_ONLY)
