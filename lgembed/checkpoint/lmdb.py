@@ -86,8 +86,9 @@ Why "deferred" is the default: it maps LangGraph's default durability ("async": 
 step goes on while the checkpoint is saved) and "exit" onto "committed, flushed
 later", so a killed process loses nothing and only a power cut can lose the last
 steps, at the cost of no fsync per step. That keeps flash wear low and makes a
-checkpointed superstep about 18x cheaper than LangGraph's SqliteSaver (chain10, end to
-end: 72 us vs 1330 us, tools/bench.py). Devices that lose power often and write
+checkpointed superstep 13x to 16x cheaper than LangGraph's SqliteSaver (chain10, end
+to end: 73 to 81 us vs 977 to 1219 us over two full runs of tools/bench.py, see
+BENCHMARKS.md; most of the difference is SqliteSaver's 23 fdatasync per invoke). Devices that lose power often and write
 rarely should pass `fsync="commit"`, or run graphs with `durability="sync"`.
 
 Flushes (one fdatasync each, making everything committed so far durable) happen:
