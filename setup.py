@@ -48,43 +48,26 @@ CYTHON_DIRECTIVES = {
 # Cython ignores `# cython:` headers in an augmenting .pxd, so directives live here
 
 
-def read_hot(speedups: Path = ROOT / "lgembed" / "_speedups.py") -> tuple[str, ...]:
-    """Returns `_HOT` from `lgembed/_speedups.py` without importing it.
+def read_tuple(path: Path, name: str) -> tuple[str, ...]:
+    """Returns the literal tuple assigned to `name` in `path`, without importing it.
 
     Raises:
-        RuntimeError: the file has no literal `_HOT = (...)` assignment.
+        RuntimeError: the file has no literal `name = (...)` assignment.
     """
-    tree = ast.parse(speedups.read_text(encoding="utf-8"), str(speedups))
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == "_HOT" for target in node.targets
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
         ):
             return tuple(ast.literal_eval(node.value))
-    msg = f"Reading the hot modules: no literal `_HOT = (...)` in {speedups}"
+    msg = f"Reading the modules to compile: no literal `{name} = (...)` in {path}"
     raise RuntimeError(msg)
 
 
-HOT = read_hot()
+HOT = read_tuple(ROOT / "lgembed" / "_speedups.py", "_HOT")
 """Hot modules built as lgembed._<name>_c; equals lgembed._speedups._HOT (tested)."""
-
-
-def read_engine(engine: Path = ROOT / "lgembed" / "_engine.py") -> tuple[str, ...]:
-    """Returns `ENGINE` from `lgembed/_engine.py` without importing it.
-
-    Raises:
-        RuntimeError: the file has no literal `ENGINE = (...)` assignment.
-    """
-    tree = ast.parse(engine.read_text(encoding="utf-8"), str(engine))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == "ENGINE" for target in node.targets
-        ):
-            return tuple(ast.literal_eval(node.value))
-    msg = f"{engine} has no literal ENGINE = (...) assignment"
-    raise RuntimeError(msg)
-
-
-ENGINE = read_engine()
+ENGINE = read_tuple(ROOT / "lgembed" / "_engine.py", "ENGINE")
+"""Engine modules compiled in place; equals lgembed._engine.ENGINE (tested)."""
 
 
 def _mode() -> str:

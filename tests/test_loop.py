@@ -424,9 +424,9 @@ def test_parallel_tasks_see_values_of_step_start():
     assert builder.compile().invoke({"v": 0, "log": []}) == {"v": 7, "log": ["r saw 0", "r2 saw 7"]}
 
 
-def test_parallel_sync_tasks_run_concurrently():
-    """L-30: the sync API runs a step's tasks at the same time (both reach the barrier)."""
-    barrier = threading.Barrier(2, timeout=5)
+def _barrier_graph(names: list):
+    """Parallel nodes from START that each wait until all of them reached a barrier."""
+    barrier = threading.Barrier(len(names), timeout=5)
 
     def meet(name):
         def node(state):
@@ -436,11 +436,15 @@ def test_parallel_sync_tasks_run_concurrently():
         return node
 
     builder = StateGraph(Log)
-    builder.add_node("p1", meet("p1"))
-    builder.add_node("p2", meet("p2"))
-    builder.add_edge(START, "p1")
-    builder.add_edge(START, "p2")
-    assert builder.compile().invoke({"log": []}) == {"log": ["p1", "p2"]}
+    for name in names:
+        builder.add_node(name, meet(name))
+        builder.add_edge(START, name)
+    return builder.compile()
+
+
+def test_parallel_sync_tasks_run_concurrently():
+    """L-30: the sync API runs a step's tasks at the same time (both reach the barrier)."""
+    assert _barrier_graph(["p1", "p2"]).invoke({"log": []}) == {"log": ["p1", "p2"]}
 
 
 @pytest.mark.parametrize("api", ["invoke", "stream"])
@@ -448,22 +452,8 @@ def test_many_parallel_sync_tasks_all_start(api):
     """L-30: every task of a wide step runs at the same time (all reach the barrier),
     though worker threads start one after another. The width stays within the default
     pool size, min(32, CPUs + 4), as in LangGraph."""
-    width = 5
-    barrier = threading.Barrier(width, timeout=5)
-
-    def meet(name):
-        def node(state):
-            barrier.wait()
-            return {"log": [name]}
-
-        return node
-
-    builder = StateGraph(Log)
-    names = [f"p{i:02d}" for i in range(width)]
-    for name in names:
-        builder.add_node(name, meet(name))
-        builder.add_edge(START, name)
-    app = builder.compile()
+    names = [f"p{i:02d}" for i in range(5)]
+    app = _barrier_graph(names)
     if api == "invoke":
         out = app.invoke({"log": []})
     else:
