@@ -574,3 +574,58 @@ def test_messages_mode_with_subgraphs():
         ("ai", "fin", "m2", "sub"),
         ("ai", "a dict is not streamed", "m3", "sub"),
     ]
+
+
+# --- S-2 / V-2: v2 values chunks and invoke(subgraphs=True) -------------------------------
+
+
+def test_v2_values_chunks_use_the_output_schema():
+    """S-2: v2 `values` parts are built with a pydantic/dataclass output schema (not the
+    state schema); a TypedDict output schema leaves them dicts."""
+    from pydantic import BaseModel
+
+    class S(TypedDict):
+        n: int
+        note: str
+
+    class PO(BaseModel):
+        note: str = ""
+
+    for output, want in ((PO, [PO(note=""), PO(note="x")]), (None, [{"n": 1, "note": ""}, {"n": 2, "note": "x"}])):
+        builder = StateGraph(S, output_schema=output) if output else StateGraph(S)
+        builder.add_node("a", lambda s: {"n": s["n"] + 1, "note": "x"})
+        builder.add_edge(START, "a")
+        app = builder.compile()
+        assert [c["data"] for c in app.stream({"n": 1, "note": ""}, stream_mode="values", version="v2")] == want
+
+
+def _interrupting_parent():
+    class Sub(TypedDict):
+        log: Annotated[list, operator.add]
+        inner: str
+
+    sub = StateGraph(Sub)
+    sub.add_node("s0", lambda s: {"inner": "I", "log": ["s0"]})
+    sub.add_node("s1", lambda s: {"log": [interrupt("sub-q")]})
+    sub.add_edge(START, "s0")
+    sub.add_edge("s0", "s1")
+    parent = StateGraph(Log)
+    parent.add_node("sub", sub.compile())
+    parent.add_edge(START, "sub")
+    return parent.compile(checkpointer=InMemorySaver())
+
+
+def test_invoke_passes_subgraphs_to_stream():
+    """V-2: invoke(subgraphs=True) streams every namespace: interrupts are collected from
+    the subgraph's updates and the parent's (twice here), other modes return namespaced chunks."""
+    app = _interrupting_parent()
+    out = app.invoke({"log": []}, {"configurable": {"thread_id": "1"}}, subgraphs=True)
+    assert out["log"] == [] and [i.value for i in out["__interrupt__"]] == ["sub-q", "sub-q"]
+    chunks = app.invoke({"log": []}, {"configurable": {"thread_id": "2"}}, stream_mode="updates", subgraphs=True)
+    assert [(ns[0].split(":")[0] if ns else "", list(c)) for ns, c in chunks] == [
+        ("sub", ["s0"]),
+        ("sub", ["__interrupt__"]),
+        ("", ["__interrupt__"]),
+    ]
+    plain = app.invoke({"log": []}, {"configurable": {"thread_id": "3"}})
+    assert [i.value for i in plain["__interrupt__"]] == ["sub-q"]

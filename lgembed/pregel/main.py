@@ -432,19 +432,22 @@ class Pregel:
         **kwargs: Any,
     ) -> Any:
         """Runs the graph to completion and returns its output (V-1…V-5)."""
-        if stream_mode != "values":
-            return list(
-                self.stream(
-                    input,
-                    config,
-                    context=context,
-                    stream_mode=stream_mode,
-                    output_keys=output_keys if output_keys is not None else self.output_channels,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    version=version,
-                )
+        subgraphs = bool(kwargs.get("subgraphs"))
+        if stream_mode != "values" or subgraphs:
+            # V-2: LangGraph's invoke streams (extra keywords such as subgraphs=True go to
+            # stream); its values come from the last values chunk of any namespace and its
+            # interrupts from every namespace's updates
+            return self._invoke_by_streaming(
+                input,
+                config,
+                stream_mode,
+                subgraphs,
+                version,
+                context=context,
+                output_keys=output_keys if output_keys is not None else self.output_channels,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
             )
         run = self._prepare(
             input,
@@ -467,6 +470,14 @@ class Pregel:
             run.close()
         latest = run.read_output(run.output_keys) if run.values_emitted else None
         return self._invoke_result(latest, run, version)
+
+    def _invoke_by_streaming(
+        self, input: Any, config: Any, stream_mode: Any, subgraphs: bool, version: str, **options: Any
+    ) -> Any:
+        fold = _InvokeFold(stream_mode, version)
+        for chunk in self.stream(input, config, stream_mode=fold.modes, subgraphs=subgraphs, version=version, **options):
+            fold.add(chunk)
+        return fold.result()
 
     def _run_to_end(self, run: Run, holder: list) -> None:
         """`_drive` without yielding, for invoke: values are read once at the end (V-2)."""
@@ -618,21 +629,23 @@ class Pregel:
         **kwargs: Any,
     ) -> Any:
         """Async twin of `invoke`."""
-        if stream_mode != "values":
-            return [
-                c
-                async for c in self.astream(
-                    input,
-                    config,
-                    context=context,
-                    stream_mode=stream_mode,
-                    output_keys=output_keys if output_keys is not None else self.output_channels,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    version=version,
-                )
-            ]
+        subgraphs = bool(kwargs.get("subgraphs"))
+        if stream_mode != "values" or subgraphs:
+            fold = _InvokeFold(stream_mode, version)
+            async for chunk in self.astream(
+                input,
+                config,
+                context=context,
+                stream_mode=fold.modes,
+                output_keys=output_keys if output_keys is not None else self.output_channels,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
+                subgraphs=subgraphs,
+                version=version,
+            ):
+                fold.add(chunk)
+            return fold.result()
         run = self._prepare(
             input,
             config,
@@ -754,6 +767,48 @@ class Pregel:
         raise NotImplementedError("get_graph() is available on graphs compiled from a StateGraph")
 
 
+class _InvokeFold:
+    """What invoke/ainvoke return when they stream (V-2): LangGraph's folding of the
+    chunks of `stream` (values from the last values chunk of any namespace, interrupts
+    from every namespace's updates; v2 from the values parts; other modes: the list)."""
+
+    __slots__ = ("mode", "version", "modes", "latest", "interrupts", "chunks")
+
+    def __init__(self, stream_mode: Any, version: str) -> None:
+        self.mode = stream_mode
+        self.version = version
+        if stream_mode != "values":
+            self.modes = stream_mode
+        else:
+            self.modes = "values" if version == "v2" else ["updates", "values"]
+        self.latest: Any = None
+        self.interrupts: list = []
+        self.chunks: list = []
+
+    def add(self, chunk: Any) -> None:
+        if self.mode != "values":
+            self.chunks.append(chunk)
+        elif self.version == "v2":
+            self.latest = chunk["data"]
+            self.interrupts.extend(chunk.get("interrupts", ()))
+        else:
+            mode, payload = chunk if len(chunk) == 2 else chunk[1:]
+            if mode == "updates" and isinstance(payload, dict) and payload.get(INTERRUPT) is not None:
+                self.interrupts.extend(payload[INTERRUPT])
+            elif mode == "values":
+                self.latest = payload
+
+    def result(self) -> Any:
+        if self.mode != "values":
+            return self.chunks
+        latest, interrupts = self.latest, self.interrupts
+        if self.version == "v2":
+            return GraphOutput(value=latest, interrupts=tuple(interrupts))
+        if interrupts:
+            return {**latest, INTERRUPT: interrupts} if isinstance(latest, dict) else {INTERRUPT: interrupts}
+        return latest
+
+
 def _untracked_class() -> Any:
     from lgembed._speedups import UntrackedValue
 
@@ -764,14 +819,22 @@ def _formatter(single: bool, mode: Any, subgraphs: bool, version: str, graph: Pr
     """Chunk shape for the requested stream options (S-2)."""
     if version == "v2":
 
+        output_mapper = _v2_mapper(graph.output_channels, graph.output_schema)
+        state_mapper = _v2_mapper(graph.stream_channels, graph.state_schema)
+
         def fmt_v2(item: tuple) -> Any:
             ns, m, payload = item
             if m == "values":
                 interrupts: tuple = ()
-                if isinstance(payload, dict) and INTERRUPT in payload:
-                    payload = dict(payload)
-                    interrupts = payload.pop(INTERRUPT)
-                return {"type": m, "ns": ns, "data": graph._coerce_state(payload), "interrupts": interrupts}
+                if isinstance(payload, dict):
+                    if INTERRUPT in payload:
+                        payload = dict(payload)
+                        interrupts = payload.pop(INTERRUPT)
+                    if output_mapper is not None:
+                        payload = output_mapper(payload)
+                return {"type": m, "ns": ns, "data": payload, "interrupts": interrupts}
+            if state_mapper is not None and m in ("checkpoints", "debug"):
+                _coerce_checkpoint_values(payload, state_mapper)
             return {"type": m, "ns": ns, "data": payload}
 
         return fmt_v2
@@ -784,20 +847,28 @@ def _formatter(single: bool, mode: Any, subgraphs: bool, version: str, graph: Pr
     return lambda item: (item[1], item[2])
 
 
-def _coerce_state(self: Pregel, value: Any) -> Any:
-    schema = self.state_schema
-    if value is None or not isinstance(value, dict) or schema is None:
-        return value
+def _v2_mapper(keys: Any, schema: Any) -> Any:
+    """LangGraph's v2 stream coercion: a pydantic/dataclass schema builds the chunk's
+    data (S-2, O-12); None for other schemas and for a root-channel graph."""
+    if schema is None or keys == "__root__" or keys == ["__root__"]:
+        return None
     from dataclasses import is_dataclass
 
     from lgembed.graph._fields import is_pydantic_model_class
 
-    if is_dataclass(schema) or is_pydantic_model_class(schema):
-        try:
-            return schema(**value)
-        except Exception:
-            return value
-    return value
+    if isinstance(schema, type) and (is_dataclass(schema) or is_pydantic_model_class(schema)):
+        return lambda values: schema(**values)
+    return None
 
 
-Pregel._coerce_state = _coerce_state
+def _coerce_checkpoint_values(payload: Any, mapper: Any) -> None:
+    """Coerces the `values` of a checkpoint (or debug checkpoint) payload in place,
+    except the first checkpoint of a run (its next holds `__start__`), as LangGraph."""
+    if not isinstance(payload, dict):
+        return
+    if payload.get("type") == "checkpoint" and isinstance(payload.get("payload"), dict):
+        payload = payload["payload"]
+    if isinstance(payload.get("values"), dict) and "__start__" not in payload.get("next", ()):
+        payload["values"] = mapper(payload["values"])
+
+
