@@ -629,3 +629,16 @@ def test_invoke_passes_subgraphs_to_stream():
     ]
     plain = app.invoke({"log": []}, {"configurable": {"thread_id": "3"}})
     assert [i.value for i in plain["__interrupt__"]] == ["sub-q"]
+
+
+def test_default_error_handler_joins_the_builder():
+    """B-18: compile() adds `__default_error_handler__` to the builder's nodes, so compiling
+    the same builder again raises."""
+    builder = StateGraph(X).set_node_defaults(error_handler=lambda state: {"x": -1})
+    builder.add_node("a", lambda s: {"x": 1})
+    builder.add_edge(START, "a")
+    builder.compile()
+    assert "__default_error_handler__" in builder.nodes
+    with pytest.raises(ValueError) as info:
+        builder.compile()
+    assert str(info.value) == "Auto-generated default error handler node `__default_error_handler__` already exists."

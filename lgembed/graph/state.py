@@ -559,6 +559,9 @@ class CompiledStateGraph(Pregel):
             specs[default_handler] = StateNodeSpec(
                 defaults.error_handler, None, input_schema=builder.state_schema, is_error_handler=True
             )
+            # B-18: LangGraph adds the handler to the builder itself, so compiling the
+            # same builder again raises the error above
+            builder.nodes[default_handler] = specs[default_handler]
 
         nodes: dict[str, PregelNode] = {}
         input_keys = [k for k, v in builder.schemas[builder.input_schema].items() if not is_managed_value(v)]
