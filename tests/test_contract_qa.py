@@ -642,3 +642,32 @@ def test_default_error_handler_joins_the_builder():
     with pytest.raises(ValueError) as info:
         builder.compile()
     assert str(info.value) == "Auto-generated default error handler node `__default_error_handler__` already exists."
+
+
+def test_batch_as_completed_yields_index_and_output():
+    """V-5: batch_as_completed / abatch_as_completed yield (index, output) per input,
+    exceptions included with return_exceptions=True."""
+    import asyncio
+
+    def node(state):
+        if state["x"] < 0:
+            raise ValueError("negative")
+        return {"x": state["x"] * 10}
+
+    builder = StateGraph(X)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    app = builder.compile()
+    got = sorted(app.batch_as_completed([{"x": 1}, {"x": 2}, {"x": -1}], return_exceptions=True), key=lambda r: r[0])
+    assert [(i, out if isinstance(out, dict) else repr(out)) for i, out in got] == [
+        (0, {"x": 10}),
+        (1, {"x": 20}),
+        (2, "ValueError('negative')"),
+    ]
+    with pytest.raises(ValueError, match="negative"):
+        list(app.batch_as_completed([{"x": -1}, {"x": 1}]))
+
+    async def collect():
+        return [r async for r in app.abatch_as_completed([{"x": 3}, {"x": 4}])]
+
+    assert sorted(asyncio.run(collect())) == [(0, {"x": 30}), (1, {"x": 40})]

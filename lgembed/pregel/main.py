@@ -674,6 +674,64 @@ class Pregel:
         coros = [self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
         return list(await asyncio.gather(*coros, return_exceptions=return_exceptions))
 
+    def batch_as_completed(
+        self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
+    ) -> Iterator[tuple[int, Any]]:
+        """`(index, output)` of `invoke` for each input, in completion order, from
+        parallel threads (like langchain-core's Runnable.batch_as_completed)."""
+        if not inputs:
+            return
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+
+        def one(index: int) -> tuple[int, Any]:
+            try:
+                return index, self.invoke(inputs[index], configs[index], **kwargs)
+            except Exception as exc:
+                if return_exceptions:
+                    return index, exc
+                raise
+
+        if len(inputs) == 1:
+            yield one(0)
+            return
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        max_workers = (configs[0] or {}).get("max_concurrency") if configs[0] else None
+        with ThreadPoolExecutor(max_workers=max_workers) as ex:
+            futures = [ex.submit(one, i) for i in range(len(inputs))]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+
+    async def abatch_as_completed(
+        self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """Async twin of `batch_as_completed`: `ainvoke` for each input, concurrently."""
+        import asyncio
+
+        if not inputs:
+            return
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+
+        async def one(index: int) -> tuple[int, Any]:
+            try:
+                return index, await self.ainvoke(inputs[index], configs[index], **kwargs)
+            except Exception as exc:
+                if return_exceptions:
+                    return index, exc
+                raise
+
+        tasks = [asyncio.ensure_future(one(i)) for i in range(len(inputs))]
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                yield await next_done
+        finally:
+            for task in tasks:
+                task.cancel()
+
     # --- state ---------------------------------------------------------------------------
 
     def get_state(self, config: dict, *, subgraphs: bool = False) -> Any:
