@@ -671,3 +671,38 @@ def test_batch_as_completed_yields_index_and_output():
         return [r async for r in app.abatch_as_completed([{"x": 3}, {"x": 4}])]
 
     assert sorted(asyncio.run(collect())) == [(0, {"x": 30}), (1, {"x": 40})]
+
+
+def test_checkpoint_events_name_the_state_of_subgraph_tasks():
+    """S-6 / G-5: a checkpoint event's task has a `state` config when the task runs a
+    subgraph node or a node whose function calls a graph; not for checkpointer=False
+    subgraphs or plain nodes."""
+
+    class Parts(TypedDict):
+        x: Annotated[list, operator.add]
+
+    sub = StateGraph(Parts)
+    sub.add_node("i", lambda s: {"x": [1]})
+    sub.add_edge(START, "i")
+    inner = sub.compile()
+    off = sub.compile(checkpointer=False)
+
+    def call(state):
+        inner.invoke({"x": []})
+        return {"x": [2]}
+
+    builder = StateGraph(Parts)
+    builder.add_node("call", call)
+    builder.add_node("sub", inner)
+    builder.add_node("off", off)
+    builder.add_node("plain", lambda s: {"x": [3]})
+    for name in ("call", "sub", "off", "plain"):
+        builder.add_edge(START, name)
+    app = builder.compile(checkpointer=InMemorySaver())
+    events = list(app.stream({"x": []}, {"configurable": {"thread_id": "1"}}, stream_mode="checkpoints"))
+    assert sorted((t["name"], t["state"] is not None) for t in events[1]["tasks"]) == [
+        ("call", True),
+        ("off", False),
+        ("plain", False),
+        ("sub", True),
+    ]

@@ -596,9 +596,12 @@ class CheckpointedRun(Run):
         return {CONF: conf}
 
     def checkpoint_payload(self, tasks: list) -> dict:
+        from lgembed.pregel._state import node_subgraph
+
         states = {}
         for task in tasks:
-            if task.node is not None and task.node.subgraphs:
+            # a subgraph node, or a graph the node's function calls; not checkpointer=False
+            if node_subgraph(task.node) is not None:
                 ns = f"{self.ns_value}|{task.name}:{task.id}" if self.ns_value else f"{task.name}:{task.id}"
                 states[task.id] = {CONF: {"thread_id": self.thread_id, CONFIG_KEY_CHECKPOINT_NS: ns}}
         records = tasks_with_writes(tasks, self.pending_writes, states, self.stream_keys)
