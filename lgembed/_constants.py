@@ -91,3 +91,18 @@ RESERVED = frozenset(
 
 DEFAULT_RECURSION_LIMIT = 10007
 # LangGraph's default (L-1); overridden per call by config["recursion_limit"]
+
+EXCLUDED_METADATA_KEYS = frozenset(
+    (
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    )
+)
+# config metadata keys never copied into checkpoint metadata (P-2) nor into task events (S-5)

@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = (
+    "check_options",
     "DEFAULT_MAP_SIZE",
     "DEFAULT_MAX_MAP_SIZE",
     "ENVIRONMENTS",
@@ -215,6 +216,31 @@ def enc(part: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=4096)
+def check_options(
+    path: Any, env: Any, map_size: int, max_map_size: int, **optional: int | None
+) -> tuple[Any, Any]:
+    """Validates the options LmdbSaver and LmdbStore share; returns `(path, env)` with an
+    `lmdb.Environment` given positionally moved to `env`.
+
+    Raises:
+        ValueError: a size (or an `optional` count that is not None) is not a positive
+            int, or `max_map_size` < `map_size`.
+    """
+    values = {"map_size": map_size, "max_map_size": max_map_size, **optional}
+    for name, value in values.items():
+        if value is None and name in optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            msg = f"'{name}' must be a positive int{' or None' if name in optional else ''} (got {value!r})"
+            raise ValueError(msg)
+    if max_map_size < map_size:
+        msg = f"'max_map_size' must be >= map_size ({map_size}) (got {max_map_size})"
+        raise ValueError(msg)
+    if path is not None and not isinstance(path, (str, bytes, os.PathLike)):
+        path, env = None, path if env is None else env  # an Environment given positionally
+    return path, env
+
+
 def enc_name(part: str) -> bytes:
     """`enc`, memoized, for components that repeat (thread ids, namespaces, channel names)."""
     return enc(part)

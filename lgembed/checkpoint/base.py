@@ -34,6 +34,7 @@ from typing import (
     TypeVar,
 )
 
+from lgembed._constants import EXCLUDED_METADATA_KEYS  # config keys never copied into metadata (P-2)
 from lgembed._typing import MISSING
 from lgembed.checkpoint.serde import (
     MsgpackSerializer,
@@ -91,18 +92,6 @@ channels use a negative index instead, so they never collide with a regular writ
 and a task's later error/interrupt/resume overwrites its earlier one.
 """
 
-EXCLUDED_METADATA_KEYS = {
-    "thread_id",
-    "checkpoint_id",
-    "checkpoint_ns",
-    "checkpoint_map",
-    "langgraph_step",
-    "langgraph_node",
-    "langgraph_triggers",
-    "langgraph_path",
-    "langgraph_checkpoint_ns",
-}
-"""Config keys never copied into checkpoint metadata (P-2)."""
 
 
 class CheckpointMetadata(TypedDict, total=False):

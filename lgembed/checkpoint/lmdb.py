@@ -143,6 +143,7 @@ from typing import Any
 
 from lgembed.checkpoint._lmdb_env import (
     EnvUser,
+    check_options,
     DEFAULT_MAP_SIZE,
     DEFAULT_MAX_MAP_SIZE,
     ENVIRONMENTS,
@@ -262,14 +263,6 @@ def _write_owner(key: bytes) -> bytes:
     return key[:at] + _CHECKPOINT + key[at + 1 : parts_end(key, 1, at + 1)]
 
 
-def _positive(name: str, value: Any, *, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        msg = f"'{name}' must be a positive int{' or None' if optional else ''} (got {value!r})"
-        raise ValueError(msg)
-
-
 class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
     """A checkpoint saver that keeps checkpoints in an LMDB environment (a directory).
 
@@ -316,15 +309,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
-        _positive("map_size", map_size)
-        _positive("max_map_size", max_map_size)
-        _positive("flush_every", flush_every, optional=True)
-        _positive("keep_last", keep_last, optional=True)
-        if max_map_size < map_size:
-            msg = f"'max_map_size' must be >= map_size ({map_size}) (got {max_map_size})"
-            raise ValueError(msg)
-        if path is not None and not isinstance(path, (str, bytes, os.PathLike)):
-            path, env = None, path if env is None else env  # an Environment given positionally
+        path, env = check_options(path, env, map_size, max_map_size, flush_every=flush_every, keep_last=keep_last)
         self.max_map_size = max_map_size
         self.flush_every = flush_every
         self.keep_last = keep_last

@@ -17,6 +17,7 @@ from lgembed._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_TASK,
     DEFAULT_RECURSION_LIMIT,
+    EXCLUDED_METADATA_KEYS,
     ERROR,
     ERROR_SOURCE_NODE,
     INPUT,
@@ -43,19 +44,6 @@ from lgembed.pregel._task import Task
 from lgembed.runtime import Runtime
 
 _PUSH_TRIGGERS = (PUSH,)
-_EXCLUDED_METADATA_KEYS = frozenset(
-    (
-        "thread_id",
-        "checkpoint_id",
-        "checkpoint_ns",
-        "checkpoint_map",
-        "langgraph_step",
-        "langgraph_node",
-        "langgraph_triggers",
-        "langgraph_path",
-        "langgraph_checkpoint_ns",
-    )
-)
 
 
 class _InputTask:
@@ -536,18 +524,8 @@ class Run:
     def _task_result(self, task: Task, error: Any, interrupts: list) -> None:
         keys = self.stream_keys
         keys = (keys,) if keys.__class__ is str else keys
-        result: dict = {}
         # read from the writes, also those a failed task made before failing
-        for chan, value in task.writes:
-            if chan in keys or chan == RETURN:
-                if chan in result:
-                    existing = result[chan]
-                    if isinstance(existing, dict) and isinstance(existing.get("$writes"), list):
-                        existing["$writes"].append(value)
-                    else:
-                        result[chan] = {"$writes": [existing, value]}
-                else:
-                    result[chan] = value
+        result = fold_writes((c, v) for c, v in task.writes if c in keys or c == RETURN)
         payload = {"id": task.id, "name": task.name, "error": error, "result": result, "interrupts": interrupts}
         self._emit_task_event(payload, "task_result")
 
@@ -644,11 +622,27 @@ def _order(task: Any) -> tuple:
     return task.order
 
 
+def fold_writes(writes: Any) -> dict:
+    """`{channel: value}` of a task's `(channel, value)` writes; a channel written more
+    than once maps to `{"$writes": [values]}` (LangGraph's map_task_result_writes)."""
+    result: dict = {}
+    for chan, value in writes:
+        if chan in result:
+            existing = result[chan]
+            if isinstance(existing, dict) and isinstance(existing.get("$writes"), list):
+                existing["$writes"].append(value)
+            else:
+                result[chan] = {"$writes": [existing, value]}
+        else:
+            result[chan] = value
+    return result
+
+
 def task_start_payload(task: Task) -> dict:
     """A task's start event (S-5): user metadata of its config, and its tags, ride along."""
     payload = {"id": task.id, "name": task.name, "input": task.input, "triggers": task.triggers}
     config = task.config
-    md = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _EXCLUDED_METADATA_KEYS}
+    md = {k: v for k, v in (config.get("metadata") or {}).items() if k not in EXCLUDED_METADATA_KEYS}
     tags = [t for t in config.get("tags") or () if not t.startswith("seq:step")]
     if tags:
         md["tags"] = tags

@@ -32,7 +32,7 @@ from lgembed._constants import (
 )
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
-from lgembed.pregel._loop import Run, _InputTask, task_start_payload
+from lgembed.pregel._loop import Run, _InputTask, fold_writes, task_start_payload
 from lgembed.checkpoint._id import uuid6_str
 from lgembed.pregel._task import Task
 from lgembed.types import Command, PregelTask
@@ -108,19 +108,7 @@ def result_of(output: Sequence[tuple], keys: Any) -> Any:
         if not vals:
             return None
         return vals[0] if len(vals) == 1 else {"$writes": vals}
-    result: dict = {}
-    for chan, value in writes:
-        if chan not in keys:
-            continue
-        if chan in result:
-            existing = result[chan]
-            if isinstance(existing, dict) and isinstance(existing.get("$writes"), list):
-                existing["$writes"].append(value)
-            else:
-                result[chan] = {"$writes": [existing, value]}
-        else:
-            result[chan] = value
-    return result
+    return fold_writes((c, v) for c, v in writes if c in keys)
 
 
 def tasks_with_writes(tasks: Iterable[Any], pending_writes: list, states: dict | None, keys: Any, *, live: bool = False) -> tuple:

@@ -50,6 +50,7 @@ from typing import Any
 
 from lgembed.checkpoint._lmdb_env import (
     EnvUser,
+    check_options,
     DEFAULT_MAP_SIZE,
     DEFAULT_MAX_MAP_SIZE,
     LmdbCorruptError,
@@ -184,17 +185,7 @@ class LmdbStore(EnvUser, BaseStore):
     ) -> None:
         if index:
             raise NotImplementedError(INDEX_UNSUPPORTED)
-        for name, value in (("map_size", map_size), ("max_map_size", max_map_size), ("flush_every", flush_every)):
-            if value is None and name == "flush_every":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                msg = f"'{name}' must be a positive int{' or None' if name == 'flush_every' else ''} (got {value!r})"
-                raise ValueError(msg)
-        if max_map_size < map_size:
-            msg = f"'max_map_size' must be >= map_size ({map_size}) (got {max_map_size})"
-            raise ValueError(msg)
-        if path is not None and not isinstance(path, (str, bytes, os.PathLike)):
-            path, env = None, path if env is None else env
+        path, env = check_options(path, env, map_size, max_map_size, flush_every=flush_every)
         self.serde = maybe_add_typed_methods(serde or MsgpackSerializer())
         self.max_map_size = max_map_size
         self.flush_every = flush_every
