@@ -23,7 +23,7 @@ from lgembed.messages import (
     convert_to_messages,
     lc_messages_module,
 )
-from lgembed.tools import Tool
+from lgembed.tools import TOOL_MESSAGE_BLOCK_TYPES, Tool
 from lgembed.types import Command, Send
 
 __all__ = (
@@ -33,17 +33,6 @@ __all__ = (
     "normalize_tool_response",
 )
 
-TOOL_MESSAGE_BLOCK_TYPES = (
-    "text",
-    "image_url",
-    "image",
-    "json",
-    "search_result",
-    "custom_tool_call_output",
-    "document",
-    "file",
-)
-# content blocks a ToolMessage may carry as a list (langchain-core's list)
 
 
 def msg_content_output(output: Any) -> str | list:
