@@ -155,7 +155,12 @@ def _extensions(debug: bool, trace: bool) -> list:
                 f"LGEMBED_EXTENSIONS=off for a pure-Python build."
             )
             raise RuntimeError(msg)
-        extensions.append(Extension(name, [source], define_macros=macros, extra_compile_args=compile_args))
+        pxd = name.replace(".", "/") + ".pxd"
+        # an augmenting .pxd beside the source (e.g. lgembed/pregel/_loop.pxd) types it
+        depends = [pxd] if (ROOT / pxd).exists() else []
+        extensions.append(
+            Extension(name, [source], depends=depends, define_macros=macros, extra_compile_args=compile_args)
+        )
     if cythonize is None:
         return extensions
     directives = dict(CYTHON_DIRECTIVES)

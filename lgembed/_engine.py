@@ -33,6 +33,7 @@ ENGINE = (
     "lgembed.pregel._task",
     "lgembed.pregel._node",
     "lgembed.pregel._call",
+    "lgembed.pregel._exec",
     "lgembed.pregel._persist",
     "lgembed.pregel.main",
     "lgembed.graph._branch",
@@ -63,6 +64,16 @@ def _extension(name: str) -> str | None:
     return None
 
 
+def _newest_source(name: str) -> float:
+    """Modification time of a module's source, or of its augmenting .pxd if newer."""
+    source = _source(name)
+    newest = os.path.getmtime(source)
+    pxd = source[:-3] + ".pxd"
+    if os.path.exists(pxd):
+        newest = max(newest, os.path.getmtime(pxd))
+    return newest
+
+
 def _problems() -> list[str]:
     """Engine modules whose extension is missing or older than the source."""
     problems = []
@@ -70,7 +81,7 @@ def _problems() -> list[str]:
         ext = _extension(name)
         if ext is None:
             problems.append(f"{name} (not built)")
-        elif os.path.getmtime(_source(name)) - os.path.getmtime(ext) > _STALE_AFTER:
+        elif _newest_source(name) - os.path.getmtime(ext) > _STALE_AFTER:
             problems.append(f"{name} (source newer than its build)")
     return problems
 

@@ -286,6 +286,23 @@ def test_engine_stale_source_is_never_shadowed(tmp_path):
     assert "lgembed.pregel._node (source newer than its build)" in proc.stderr
 
 
+def test_engine_stale_pxd_counts_as_stale_source(tmp_path):
+    """§B: an augmenting .pxd edited after the build (it changes the compiled types)
+    makes its module stale too."""
+    engine_files()
+    root = tmp_path
+    shutil.copytree(PACKAGE, root / "lgembed", ignore=shutil.ignore_patterns("__pycache__"))
+    pxd = root / "lgembed" / "pregel" / "_loop.pxd"
+    assert pxd.exists()
+    built = next(p for p in pxd.parent.glob("_loop.*") if p.name.endswith(EXTENSION_SUFFIXES))
+    later = built.stat().st_mtime + 60
+    os.utime(pxd, (later, later))
+    assert engine_builds("auto", root) == "py"
+    proc = run_python(ENGINE_PROBE, "required", root)
+    assert proc.returncode != 0
+    assert "lgembed.pregel._loop (source newer than its build)" in proc.stderr
+
+
 def test_engine_missing_build_and_pure_kernels(tmp_path):
     """§B: one engine module not built, or the hot kernels pure: auto uses the sources."""
     engine_files()

@@ -77,7 +77,7 @@ class BranchSpec(NamedTuple):
 class CompiledBranch:
     """A branch attached to its source node: reads the node-local view, routes, writes."""
 
-    __slots__ = ("router", "ends", "select", "mapper", "passthrough")
+    __slots__ = ("router", "ends", "select", "mapper", "passthrough", "to_channel")
 
     def __init__(self, spec: BranchSpec, select: Any, mapper: Any) -> None:
         self.router = NodeCallable(spec.path, None)
@@ -85,6 +85,8 @@ class CompiledBranch:
         self.select = select
         self.mapper = mapper
         self.passthrough = spec.input_schema is None
+        self.to_channel = {d: f"branch:to:{d}" for d in (self.ends or {}).values() if d.__class__ is str}
+        # the trigger channel of each named destination
 
     def router_input(self, task: Any, returned: Any) -> Any:
         value = task.local_read(self.select, self.mapper)
@@ -94,7 +96,18 @@ class CompiledBranch:
 
     def finish(self, result: Any, writes: list) -> None:
         """Turns the router's result into writes (N-5)."""
-        if not isinstance(result, (list, tuple)):
+        if result.__class__ is str:
+            # one destination by name, the common case: same checks, no lists
+            dest = self.ends[result] if self.ends else result
+            if dest.__class__ is str:
+                if dest == START:
+                    raise ValueError("Branch did not return a valid destination")
+                if dest != END:
+                    chan = self.to_channel.get(dest)
+                    writes.append((chan if chan is not None else f"branch:to:{dest}", None))
+                return
+            result = [result]
+        elif not isinstance(result, (list, tuple)):
             result = [result]
         ends = self.ends
         if ends:

@@ -153,6 +153,7 @@ class Run:
         self._runtime = None
         self.output: Any = None
         self.values_emitted = False
+        self.lazy_values = False
         if self.nested:
             self.ns_value = configurable.get("checkpoint_ns", "")
             self.parents = dict(configurable.get("checkpoint_map") or {})
@@ -225,7 +226,6 @@ class Run:
             return
         self.lazy_values = True
 
-    lazy_values = False
     _new_channels = True
     # whether __init__ creates empty channels (CheckpointedRun loads them)
 

@@ -481,7 +481,8 @@ class Pregel:
 
     def _run_to_end(self, run: Run, holder: list) -> None:
         """`_drive` without yielding, for invoke: values are read once at the end (V-2)."""
-        from lgembed.pregel._runner import execute, run_tasks
+        from lgembed.pregel._exec import execute
+        from lgembed.pregel._runner import run_tasks
 
         while True:
             tasks = run.tick()
