@@ -1,0 +1,9 @@
+# Augmenting declarations for lgembed/pregel/_task.py in its compiled build
+# (lgembed/_engine.py, DESIGN.md §3): `Task` becomes an extension type with the fields
+# of its `__slots__`, all `object` (same values and behaviour as the pure build).
+
+cdef class Task:
+    cdef public object name, node, input, path, triggers, writes, order, run
+    cdef public object _id, _config, _runtime, node_error, interrupt_idx, resume_values
+    cdef public object error, done, interrupts, cached, handled, resume_new
+    cdef public object subgraph_counter, attempt, first_attempt_time, returned
