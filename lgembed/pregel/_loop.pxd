@@ -5,6 +5,12 @@
 # behaviour (no C ints that overflow, no bools that lose identity). `__dict__` keeps
 # instances open to other attributes, as the pure class is; subclasses
 # (CheckpointedRun) are ordinary Python classes over it.
+#
+# The per-step methods are `cpdef`: calls between them are C calls, while a Python
+# subclass that overrides one (CheckpointedRun) is still dispatched to, and Python
+# callers see ordinary methods.
+
+from lgembed.pregel._task cimport Task
 
 cdef class Run:
     cdef dict __dict__
@@ -17,3 +23,16 @@ cdef class Run:
     cdef public object error, _checkpoint_id, thread_id, run_id, stream_writer
     cdef public object context, _runtime, output, values_emitted, lazy_values
     cdef public object ns_value, parents
+
+    cpdef check_limit(self)
+    cpdef prepare(self)
+    cpdef tick(self)
+    cpdef commit(self, Task task)
+    cpdef after_tasks(self)
+    cpdef after_tick(self)
+    cpdef apply(self, tasks)
+    cpdef next_version(self)
+    cpdef end_step(self)
+    cpdef emit(self, mode, payload)
+    cpdef emit_values(self, payload_fn)
+    cpdef _maybe_emit_values(self, updated, tasks)

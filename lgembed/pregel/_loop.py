@@ -10,6 +10,7 @@ async drivers in `lgembed.pregel.main` call these around task execution.
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from typing import Any
 
 from lgembed._constants import (
@@ -481,7 +482,7 @@ class Run:
                 if "updates" in self.modes:
                     self.emit("updates", {INTERRUPT: interrupts})
                 if "values" in self.modes:
-                    self.emit_values(lambda: self._interrupt_values(interrupts))
+                    self.emit_values(partial(self._interrupt_values, interrupts))
                 if "tasks" in self.modes or "debug" in self.modes:
                     from dataclasses import asdict
 
@@ -595,14 +596,11 @@ class Run:
         if keys.__class__ is str:
             if keys not in updated:
                 return
-            if not any(c == keys for t in tasks for c, _ in t.writes):
-                return
-        else:
-            if updated.isdisjoint(keys):
-                return
-            if not any(c in keys for t in tasks for c, _ in t.writes):
-                return
-        self.emit_values(lambda: self.read_output(keys))
+        elif updated.isdisjoint(keys):
+            return
+        if not _wrote_to(tasks, keys):
+            return
+        self.emit_values(partial(self.read_output, keys))
 
     def apply_interrupted_step(self) -> None:
         """On a dynamic interrupt at the root: apply the finished siblings' writes in memory (I-5)."""
@@ -616,6 +614,16 @@ class Run:
 
 
 _NO_MODES = frozenset()
+
+
+def _wrote_to(tasks: list, keys: Any) -> bool:
+    """Whether one of `tasks` wrote to `keys` (a channel name, or a collection of names)."""
+    single = keys.__class__ is str
+    for task in tasks:
+        for chan, _ in task.writes:
+            if (chan == keys) if single else (chan in keys):
+                return True
+    return False
 
 
 def _order(task: Any) -> tuple:
