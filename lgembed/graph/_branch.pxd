@@ -1,6 +1,15 @@
 # Augmenting declarations for lgembed/graph/_branch.py in its compiled build
 # (lgembed/_engine.py, DESIGN.md §3): `CompiledBranch` becomes an extension type with
-# the fields of its `__slots__`, all `object` (same values and behaviour as the pure build).
+# the fields of its `__slots__`, all `object` except the router (always a
+# NodeCallable), so routing is a chain of C calls.
+
+from lgembed.pregel._call cimport NodeCallable
+from lgembed.pregel._task cimport Task
 
 cdef class CompiledBranch:
-    cdef public object router, ends, select, mapper, passthrough, to_channel
+    cdef public NodeCallable router
+    cdef public object ends, select, mapper, passthrough, to_channel
+
+    cpdef router_input(self, Task task, returned)
+    cpdef finish(self, result, writes)
+    cpdef route(self, Task task, returned, writes)

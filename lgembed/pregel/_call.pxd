@@ -4,3 +4,6 @@
 
 cdef class NodeCallable:
     cdef public object func, name, is_async, is_runnable, accepts, plain
+
+    # a node or router call: a C call from callers that know the type
+    cpdef call(self, value, task)

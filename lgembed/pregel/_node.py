@@ -124,13 +124,13 @@ class PregelNode:
             if value.graph == _PARENT:
                 return []
             return [(k, v) for k, v in value._update_as_tuples() if k in keys]
-        if isinstance(value, (list, tuple)) and value and any(isinstance(i, Command) for i in value):
+        if isinstance(value, (list, tuple)) and value and _has_command(value):
             out: list = []
             for item in value:
                 if isinstance(item, Command):
                     if item.graph == _PARENT:
                         continue
-                    out.extend((k, v) for k, v in item._update_as_tuples() if k in keys)
+                    out.extend([(k, v) for k, v in item._update_as_tuples() if k in keys])
                 else:
                     out.extend(self.state_writes(item))
             return out
@@ -148,12 +148,20 @@ class PregelNode:
         return writes
 
 
+def _has_command(items: Any) -> bool:
+    """Whether a returned list or tuple holds a Command."""
+    for item in items:
+        if isinstance(item, Command):
+            return True
+    return False
+
+
 def _root_writes(value: Any) -> list:
     if isinstance(value, Command):
         if value.graph == _PARENT:
             return []
         return list(value._update_as_tuples())
-    if isinstance(value, (list, tuple)) and value and any(isinstance(i, Command) for i in value):
+    if isinstance(value, (list, tuple)) and value and _has_command(value):
         out: list = []
         for item in value:
             if isinstance(item, Command):

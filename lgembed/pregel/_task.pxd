@@ -7,3 +7,6 @@ cdef class Task:
     cdef public object _id, _config, _runtime, node_error, interrupt_idx, resume_values
     cdef public object error, done, interrupts, cached, handled, resume_new
     cdef public object subgraph_counter, attempt, first_attempt_time, returned
+
+    # the node-local read of routers (N-4): a C call from CompiledBranch
+    cpdef local_read(self, select, mapper)

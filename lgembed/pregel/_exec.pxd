@@ -1,0 +1,18 @@
+# Augmenting declarations for lgembed/pregel/_exec.py in its compiled build
+# (lgembed/_engine.py, DESIGN.md §3): the task, its node, the node's callable and its
+# branches are typed, so one attempt of a task is a chain of C calls and struct
+# accesses. The functions stay callable from Python (cpdef).
+
+cimport cython
+
+from lgembed.graph._branch cimport CompiledBranch
+from lgembed.pregel._call cimport NodeCallable
+from lgembed.pregel._node cimport PregelNode
+from lgembed.pregel._task cimport Task
+
+cpdef _begin_attempt(Task task)
+
+@cython.locals(node=PregelNode, proc=NodeCallable, branch=CompiledBranch)
+cpdef _node_body(Task task)
+
+cpdef execute(Task task)
