@@ -1,8 +1,9 @@
 """Chooses the compiled or the source build of the engine modules, once per process.
 
 Why this module exists: besides the hot kernels (`lgembed._speedups`), the engine's
-step loop, tasks, node calls, branches and checkpointing (`ENGINE`) are compiled by
-Cython too (DESIGN.md §3), each in place: `lgembed/pregel/_loop.py` becomes the
+step loop, tasks, node calls, branches and checkpointing, and the ids, serializer
+and checkpoint savers (`ENGINE`) are compiled by Cython too (DESIGN.md §3), each in
+place: `lgembed/pregel/_loop.py` becomes the
 extension module `lgembed/pregel/_loop.<EXT_SUFFIX>` beside it, from the same source.
 Python's import system prefers an extension module to a source file of the same name,
 so `lgembed/__init__.py` installs `FINDER`, which decides for every engine module,
@@ -37,6 +38,12 @@ ENGINE = (
     "lgembed.pregel._persist",
     "lgembed.pregel.main",
     "lgembed.graph._branch",
+    "lgembed._ids",
+    "lgembed.checkpoint._id",
+    "lgembed.checkpoint.base",
+    "lgembed.checkpoint.serde",
+    "lgembed.checkpoint.memory",
+    "lgembed.checkpoint.lmdb",
 )
 # engine modules compiled in place; setup.py reads this tuple from this file's text
 SOURCE_ONLY = ("lgembed.pregel._runner",)
