@@ -1116,6 +1116,51 @@ def test_uuid6_is_thread_safe():
     assert len(set(out)) == len(out) == 4000
 
 
+@pytest.mark.parametrize("step", [-2, -1, 0, 1, 16383, 16384])
+def test_uuid6_str_is_str_of_uuid6(step, monkeypatch):
+    """P-1: the engine's fast `uuid6_str` gives `str(uuid6(...))` for the same clock and
+    random bits (same timestamp fields, step in the clock sequence, random node)."""
+    import random
+
+    from lgembed.checkpoint import _id
+
+    monkeypatch.setattr(_id.time, "time_ns", lambda: 1_764_470_000_123_456_700)
+    monkeypatch.setattr(_id, "_LAST_TIMESTAMP", [0])
+    random.seed(step)
+    fast = _id.uuid6_str(step)
+    random.seed(step)
+    node = random.getrandbits(48)
+    monkeypatch.setattr(_id, "_LAST_TIMESTAMP", [0])
+    assert fast == str(uuid6(node=node, clock_seq=step))
+
+
+@pytest.mark.parametrize("ns", [0, 1_764_470_000_000_000_000, 1_764_470_000_123_456_789, 1_764_470_001_000_000_999, 4_102_444_800_000_001_000])
+def test_now_iso_is_datetime_isoformat(ns, monkeypatch):
+    """P-1: checkpoint `ts` is `datetime.now(timezone.utc).isoformat()`: microseconds
+    truncated, no fraction when they are 0."""
+    from datetime import datetime, timedelta, timezone
+
+    from lgembed.checkpoint import _id
+
+    monkeypatch.setattr(_id.time, "time_ns", lambda: ns)
+    want = (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ns // 1000)).isoformat()
+    assert _id.now_iso() == want
+    assert _id.now_iso() == want  # from the cached second too
+
+
+def test_now_iso_follows_the_clock():
+    """P-1: consecutive timestamps never go back and match datetime's to the microsecond."""
+    from datetime import datetime, timezone
+
+    from lgembed.checkpoint._id import now_iso
+
+    for _ in range(1000):
+        before = datetime.now(timezone.utc)
+        got = datetime.fromisoformat(now_iso())
+        after = datetime.now(timezone.utc)
+        assert before <= got <= after
+
+
 # --- import cost -------------------------------------------------------------------
 
 

@@ -197,9 +197,9 @@ def get_serializable_checkpoint_metadata(
 
 
 def _now_iso() -> str:
-    from datetime import datetime, timezone
+    from lgembed.checkpoint._id import now_iso
 
-    return datetime.now(timezone.utc).isoformat()
+    return now_iso()
 
 
 def empty_checkpoint() -> Checkpoint:

@@ -171,6 +171,7 @@ from lgembed.checkpoint.base import (
     get_checkpoint_metadata,
     writes_sort_key,
 )
+from lgembed.checkpoint.serde import thread_pack
 
 __all__ = (
     "ENVIRONMENTS",
@@ -208,23 +209,6 @@ def _msgpack() -> Any:
     import msgpack
 
     return msgpack
-
-
-_LOCAL = threading.local()
-
-
-def _pack() -> Any:
-    """This thread's `msgpack.Packer().pack`, made once per thread.
-
-    Why: `msgpack.packb` builds a Packer (with a large buffer) per call; a Packer
-    per call of put_step, alive while the serializer packs, measurably slowed the
-    allocator of the whole process. A Packer is not shared between threads.
-    """
-    try:
-        return _LOCAL.pack
-    except AttributeError:
-        _LOCAL.pack = pack = _msgpack().Packer().pack
-        return pack
 
 
 def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
@@ -627,7 +611,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         rest = dict(checkpoint)
         values: dict[str, Any] = rest.pop("channel_values")
         dumps = self.serde.dumps_typed
-        pack = _pack()
+        pack = thread_pack()
         # serialize everything first, so a bad value stores nothing
         blob_prefix = group + _BLOB
         blobs = []
@@ -708,7 +692,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             return
         checkpoint_ns = configurable.get("checkpoint_ns") or ""
         prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + _WRITE + enc(checkpoint_id)
-        rows = self._write_rows(prefix, writes, task_id, task_path, _pack())
+        rows = self._write_rows(prefix, writes, task_id, task_path, thread_pack())
         db = self._records
 
         def write(txn: Any) -> None:

@@ -82,7 +82,7 @@ from lgembed.checkpoint.base import (
     get_checkpoint_metadata,
     writes_sort_key,
 )
-from lgembed.checkpoint.serde import DeserializationError, MsgpackSerializer
+from lgembed.checkpoint.serde import DeserializationError, MsgpackSerializer, thread_pack
 
 __all__ = ("InMemorySaver", "MemorySaver")
 
@@ -158,7 +158,7 @@ def _plain_pack(obj: Any) -> bytes:
     Why: for such an object `MsgpackSerializer` writes exactly these bytes (its hook
     is never called), and skipping its wrapper saves about 1 us per record.
     """
-    return _msgpack().Packer(strict_types=True).pack(obj)
+    return thread_pack(True)(obj)
 
 
 # --- version codes ---------------------------------------------------------------------
@@ -869,7 +869,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         blobs = []
         empty: list = [[], []]
         codes, refs = self._codes, self._name_refs
-        pack = _msgpack().Packer(strict_types=True).pack if type(self.serde) is MsgpackSerializer else None
+        pack = thread_pack(True) if type(self.serde) is MsgpackSerializer else None
         for channel, version in new_versions.items():
             code = codes.get(version) if type(version) is str else None
             if code is None:

@@ -96,6 +96,7 @@ by the payload. msgpack itself is imported on first use, not at import time.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 __all__ = (
@@ -196,6 +197,27 @@ def _msgpack() -> Any:
     import msgpack
 
     return msgpack
+
+
+_LOCAL = threading.local()
+
+
+def thread_pack(strict_types: bool = False) -> Callable[[Any], bytes]:
+    """This thread's `msgpack.Packer(strict_types=...).pack` (no `default` hook), made
+    once per thread and kind.
+
+    Why: `msgpack.packb` builds a Packer, with a 256 kB buffer, per call; reusing one
+    saves that allocation on every record a saver writes. Safe because a Packer without
+    a hook never calls back into Python, so a thread cannot re-enter it, and `pack`
+    resets the buffer after an error. A Packer is never shared between threads.
+    """
+    name = "strict" if strict_types else "plain"
+    try:
+        return getattr(_LOCAL, name)
+    except AttributeError:
+        pack = _msgpack().Packer(strict_types=strict_types).pack
+        setattr(_LOCAL, name, pack)
+        return pack
 
 
 def _type_name(t: type) -> str:

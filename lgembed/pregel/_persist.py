@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import asdict
-from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
 from lgembed._constants import (
@@ -33,7 +32,7 @@ from lgembed._constants import (
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
 from lgembed.pregel._loop import Run, _InputTask, fold_writes, task_start_payload
-from lgembed.checkpoint._id import uuid6_str
+from lgembed.checkpoint._id import now_iso, uuid6_str
 from lgembed.pregel._task import Task
 from lgembed.types import Command, PregelTask
 
@@ -140,7 +139,7 @@ def empty_checkpoint() -> dict:
     return {
         "v": 4,
         "id": str(uuid6(clock_seq=-2)),
-        "ts": datetime.now(timezone.utc).isoformat(),
+        "ts": now_iso(),
         "channel_values": {},
         "channel_versions": {},
         "versions_seen": {},
@@ -421,7 +420,7 @@ class CheckpointedRun(Run):
         checkpoint = {
             "v": 4,
             "id": uuid6_str(self.step),
-            "ts": datetime.now(timezone.utc).isoformat(),
+            "ts": now_iso(),
             "channel_values": values,
             "channel_versions": self.versions if live else dict(self.versions),
             "versions_seen": self.seen if live else {k: dict(v) for k, v in self.seen.items()},
