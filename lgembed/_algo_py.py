@@ -133,20 +133,26 @@ def apply_writes(
 
 def triggered_nodes(updated: set, trigger_to_nodes: dict) -> list:
     """Names of the nodes subscribed to any channel in `updated`, sorted (L-21)."""
-    if len(updated) == 1:
-        for chan in updated:
-            nodes = trigger_to_nodes.get(chan)
-            if nodes is None:
-                return []
-            if len(nodes) == 1:
-                return list(nodes)
-            return sorted(nodes)
-    found: set = set()
+    first = None
+    found = None
     for chan in updated:
         nodes = trigger_to_nodes.get(chan)
-        if nodes is not None:
+        if nodes is None:
+            continue
+        if first is None:
+            first = nodes
+        else:
+            # Strategy: a set only when two updated channels have subscribers
+            if found is None:
+                found = set(first)
             found.update(nodes)
-    return sorted(found)
+    if found is not None:
+        return sorted(found)
+    if first is None:
+        return []
+    if len(first) == 1:
+        return list(first)
+    return sorted(first) if len(updated) == 1 else sorted(set(first))
 
 
 def node_triggered(triggers: list, channels: dict, versions: dict, node_seen: object, null_version: object) -> bool:

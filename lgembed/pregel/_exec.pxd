@@ -7,6 +7,7 @@ cimport cython
 
 from lgembed.graph._branch cimport CompiledBranch
 from lgembed.pregel._call cimport NodeCallable
+from lgembed.pregel._loop cimport Run
 from lgembed.pregel._node cimport PregelNode
 from lgembed.pregel._task cimport Task
 
@@ -16,3 +17,6 @@ cpdef _begin_attempt(Task task)
 cpdef _node_body(Task task)
 
 cpdef execute(Task task)
+
+@cython.locals(task=Task)
+cpdef run_to_end(Run run, holder)

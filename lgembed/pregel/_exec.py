@@ -230,3 +230,28 @@ async def _with_timeout(task: Any, seconds: float) -> None:
     except asyncio.TimeoutError:
         elapsed = time.monotonic() - started
         raise NodeTimeoutError(task.name, elapsed, kind="run", run_timeout=seconds) from None
+
+
+def run_to_end(run: Any, holder: list) -> None:
+    """Runs `run` step by step until it is over, without yielding (invoke, V-2).
+
+    A step with one task (and no error handler) runs it inline; others go to
+    `lgembed.pregel._runner.run_tasks`, with the calling thread taking tasks too.
+    `holder` receives the executor if one is started (the caller shuts it down).
+    """
+    while True:
+        tasks = run.tick()
+        if tasks is None:
+            run.end_of_tasks()
+            return
+        if len(tasks) == 1 and not tasks[0].node.error_handler:
+            task = tasks[0]
+            execute(task)
+            run.commit(task)
+        else:
+            from lgembed.pregel._runner import run_tasks
+
+            for _ in run_tasks(run, tasks, holder, participate=True):
+                pass
+        if run.after_tasks():
+            return

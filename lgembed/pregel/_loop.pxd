@@ -10,6 +10,9 @@
 # subclass that overrides one (CheckpointedRun) is still dispatched to, and Python
 # callers see ordinary methods.
 
+cimport cython
+
+from lgembed.pregel._node cimport PregelNode
 from lgembed.pregel._task cimport Task
 
 cdef class Run:
@@ -25,6 +28,7 @@ cdef class Run:
     cdef public object ns_value, parents
 
     cpdef check_limit(self)
+    @cython.locals(node=PregelNode, tasks=list)
     cpdef prepare(self)
     cpdef tick(self)
     cpdef commit(self, Task task)

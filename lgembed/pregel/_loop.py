@@ -345,9 +345,7 @@ class Run:
                     except Exception as exc:
                         add_note(exc, f"Before task with name '{name}' and path '{(PULL, name)}'")
                         raise
-                tasks.append(
-                    Task(self, name, node, value, (PULL, name), node.sorted_triggers, (0, name))
-                )
+                tasks.append(Task(self, name, node, value, node.pull_task_path, node.sorted_triggers, node.pull_order))
         return tasks
 
     def tick(self) -> list | None:

@@ -7,6 +7,7 @@ cdef class PregelNode:
     cdef public object output_list, root, edge_writes, branches, retry_policy
     cdef public object cache_policy, metadata, tags, defer, ends, hidden, timeout
     cdef public object error_handler, is_error_handler, subgraphs, sorted_triggers, pull_path
+    cdef public object pull_task_path, pull_order
 
     # per-task methods: C calls from callers that know the type (lgembed/pregel/_exec.pxd)
     cpdef read_input(self, channels, step, stop)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from lgembed._constants import END, ROOT, TASKS
+from lgembed._constants import END, PULL, ROOT, TASKS
 from lgembed._typing import MISSING
 from lgembed.errors import NODE_RETURN, InvalidUpdateError, ParentCommand
-from lgembed.graph._fields import annotated_keys, update_tuples
 from lgembed.types import Command, Send
 
 _PARENT = Command.PARENT
@@ -59,6 +58,8 @@ class PregelNode:
         "subgraphs",
         "sorted_triggers",
         "pull_path",
+        "pull_task_path",
+        "pull_order",
     )
 
     def __init__(self, name: str, *, triggers: list, reads: Any, proc: Any, output_keys: Sequence[str]) -> None:
@@ -87,6 +88,9 @@ class PregelNode:
         self.sorted_triggers: tuple = tuple(sorted(triggers))
         self.pull_path = f"~__pregel_pull, {name}"
         # LangGraph's task_path_str of this node's PULL tasks (P-5 write order)
+        self.pull_task_path = (PULL, name)
+        self.pull_order = (0, name)
+        # path and sort key (L-40) of this node's PULL tasks, made once
 
     # --- input ---------------------------------------------------------------------
 
@@ -134,6 +138,10 @@ class PregelNode:
                 else:
                     out.extend(self.state_writes(item))
             return out
+        # imported here: lgembed.graph imports this module's importers (_loop needs
+        # PregelNode at its own import in the compiled build)
+        from lgembed.graph._fields import annotated_keys, update_tuples
+
         if annotated_keys(type(value)):
             return update_tuples(value, self.output_list)
         raise InvalidUpdateError(NODE_RETURN.format(value=value))

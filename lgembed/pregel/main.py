@@ -481,23 +481,9 @@ class Pregel:
 
     def _run_to_end(self, run: Run, holder: list) -> None:
         """`_drive` without yielding, for invoke: values are read once at the end (V-2)."""
-        from lgembed.pregel._exec import execute
-        from lgembed.pregel._runner import run_tasks
+        from lgembed.pregel._exec import run_to_end
 
-        while True:
-            tasks = run.tick()
-            if tasks is None:
-                run.end_of_tasks()
-                break
-            if len(tasks) == 1 and not tasks[0].node.error_handler:
-                task = tasks[0]
-                execute(task)
-                run.commit(task)
-            else:
-                for _ in run_tasks(run, tasks, holder, participate=True):
-                    pass
-            if run.after_tasks():
-                break
+        run_to_end(run, holder)
 
     def _invoke_result(self, latest: Any, run: Run, version: str) -> Any:
         interrupts = run.interrupts
