@@ -77,7 +77,7 @@ def apply_writes(
                     consumed.append(chan)
     for chan in consumed:
         ch = channels.get(chan)
-        if ch is not None and ch.consume():
+        if ch is not None and ch._lg_consumes and ch.consume():
             versions[chan] = next_version
 
     grouped: dict = {}
@@ -105,7 +105,7 @@ def apply_writes(
                     live.add(chan)
 
     if bump_step:
-        if live:
+        if live and not live <= updated:
             for chan in tuple(live):
                 if chan in updated:
                     continue
@@ -119,7 +119,11 @@ def apply_writes(
                         updated.add(chan)
                     else:
                         live.discard(chan)
-        if updated.isdisjoint(trigger_to_nodes):
+        # Why a loop: set.isdisjoint(dict) iterates the dict, every trigger channel
+        for chan in updated:
+            if chan in trigger_to_nodes:
+                break
+        else:
             for chan in finishing:
                 ch = channels[chan]
                 if ch.finish():

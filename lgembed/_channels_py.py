@@ -26,9 +26,11 @@ step (LangGraph calls `update([])` on every available channel and `finish()` on 
 channel):
 - `_lg_clears_on_empty`: True when `update([])` can change the channel.
 - `_lg_finishes`: True when `finish()` can change the channel.
-Both default to True on `BaseChannel`, and a subclass that overrides `update` or
-`finish` without setting the matching flag gets True again, so user channels stay
-correct without knowing about the flags.
+- `_lg_consumes`: True when `consume()` can change the channel.
+The first two default to True on `BaseChannel`; `_lg_consumes` defaults to False
+there, as `BaseChannel.consume` changes nothing. A subclass that overrides `update`,
+`finish` or `consume` without setting the matching flag gets True again, so user
+channels stay correct without knowing about the flags.
 """
 
 from __future__ import annotations
@@ -174,6 +176,8 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):  # noqa: PYI059 - La
     """lgembed: True if `update([])` can change this channel (unknown channels: True)."""
     _lg_finishes = True
     """lgembed: True if `finish()` can change this channel (unknown channels: True)."""
+    _lg_consumes = False
+    """lgembed: True if `consume()` can change this channel (True for a class that defines it)."""
 
     def __init__(self, typ: Any, key: str = "") -> None:
         self.typ = typ
@@ -189,6 +193,8 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):  # noqa: PYI059 - La
             cls._lg_clears_on_empty = True
         if "finish" in namespace and "_lg_finishes" not in namespace:
             cls._lg_finishes = True
+        if "consume" in namespace and "_lg_consumes" not in namespace:
+            cls._lg_consumes = True
 
     @property
     @abstractmethod

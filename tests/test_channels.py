@@ -796,6 +796,19 @@ def test_user_subclasses_keep_safe_flags(impl):
     assert Plain._lg_clears_on_empty is False and Plain._lg_finishes is False
     assert type(Plain(int).copy()) is Plain
 
+    class Consuming(impl.LastValue):
+        def consume(self):
+            return False
+
+    class NotConsuming(impl.NamedBarrierValue):
+        _lg_consumes = False
+
+        def consume(self):
+            return False
+
+    assert Consuming._lg_consumes is True and Plain._lg_consumes is False
+    assert NotConsuming._lg_consumes is False
+
 
 def _all_channels(impl):
     return [
@@ -815,26 +828,28 @@ def _all_channels(impl):
 
 
 EXPECTED_FLAGS = {
-    # name (accumulate for Topic): (_lg_clears_on_empty, _lg_finishes)
-    "LastValue": (False, False),
-    "LastValueAfterFinish": (False, True),
-    "AnyValue": (True, False),
-    "EphemeralValue": (True, False),
-    "UntrackedValue": (False, False),
-    "Topic": (True, False),
-    "Topic+accumulate": (False, False),
-    "BinaryOperatorAggregate": (False, False),
-    "NamedBarrierValue": (False, False),
-    "NamedBarrierValueAfterFinish": (False, True),
+    # name (accumulate for Topic): (_lg_clears_on_empty, _lg_finishes, _lg_consumes)
+    "LastValue": (False, False, False),
+    "LastValueAfterFinish": (False, True, True),
+    "AnyValue": (True, False, False),
+    "EphemeralValue": (True, False, False),
+    "UntrackedValue": (False, False, False),
+    "Topic": (True, False, False),
+    "Topic+accumulate": (False, False, False),
+    "BinaryOperatorAggregate": (False, False, False),
+    "NamedBarrierValue": (False, False, True),
+    "NamedBarrierValueAfterFinish": (False, True, True),
 }
 
 
 def test_engine_flags(impl):
-    """lgembed flags: the documented values per channel kind (BaseChannel: True, True)."""
+    """lgembed flags: the documented values per channel kind (BaseChannel: True, True, False)."""
     assert impl.BaseChannel._lg_clears_on_empty is True and impl.BaseChannel._lg_finishes is True
+    assert impl.BaseChannel._lg_consumes is False
     for channel in _all_channels(impl):
         name = type(channel).__name__ + ("+accumulate" if getattr(channel, "accumulate", False) else "")
-        assert (channel._lg_clears_on_empty, channel._lg_finishes) == EXPECTED_FLAGS[name], name
+        flags = (channel._lg_clears_on_empty, channel._lg_finishes, channel._lg_consumes)
+        assert flags == EXPECTED_FLAGS[name], name
 
 
 def _states(channel, writes):
@@ -853,7 +868,7 @@ def _states(channel, writes):
 
 
 def test_engine_flags_are_truthful(impl):
-    """lgembed flags: a False flag means update([]) / finish() never change the channel."""
+    """lgembed flags: a False flag means update([]) / finish() / consume() never change the channel."""
     writes = [[1], ["a"], ["a", "b"], [[1, 2]], [3, 4], [Overwrite(1)]]
     for channel in _all_channels(impl):
         for state in _states(channel, writes):
@@ -863,6 +878,9 @@ def test_engine_flags_are_truthful(impl):
                 assert (state.checkpoint(), state.is_available()) == before, type(state).__name__
             if not state._lg_finishes:
                 assert state.finish() is False
+                assert (state.checkpoint(), state.is_available()) == before, type(state).__name__
+            if not state._lg_consumes:
+                assert state.consume() is False
                 assert (state.checkpoint(), state.is_available()) == before, type(state).__name__
 
 

@@ -18,5 +18,7 @@ cpdef _node_body(Task task)
 
 cpdef execute(Task task)
 
-@cython.locals(task=Task)
 cpdef run_to_end(Run run, holder)
+
+@cython.locals(task=Task)
+cpdef bint run_alone(Run run, list tasks) except -1

@@ -232,6 +232,20 @@ async def _with_timeout(task: Any, seconds: float) -> None:
         raise NodeTimeoutError(task.name, elapsed, kind="run", run_timeout=seconds) from None
 
 
+def run_alone(run: Any, tasks: list) -> bool:
+    """Runs and commits a step's only task in the calling thread, when it has no error
+    handler (that could add a task to the step, E-9). Returns False, running nothing,
+    for any other step."""
+    if len(tasks) != 1:
+        return False
+    task = tasks[0]
+    if task.node.error_handler:
+        return False
+    execute(task)
+    run.commit(task)
+    return True
+
+
 def run_to_end(run: Any, holder: list) -> None:
     """Runs `run` step by step until it is over, without yielding (invoke, V-2).
 
@@ -244,11 +258,7 @@ def run_to_end(run: Any, holder: list) -> None:
         if tasks is None:
             run.end_of_tasks()
             return
-        if len(tasks) == 1 and not tasks[0].node.error_handler:
-            task = tasks[0]
-            execute(task)
-            run.commit(task)
-        else:
+        if not run_alone(run, tasks):
             from lgembed.pregel._runner import run_tasks
 
             for _ in run_tasks(run, tasks, holder, participate=True):

@@ -402,7 +402,7 @@ class Pregel:
             yield fmt(out.popleft())
 
     def _drive(self, run: Run, holder: list) -> Iterator[None]:
-        from lgembed.pregel._runner import run_tasks
+        from lgembed.pregel._exec import run_alone
 
         while True:
             tasks = run.tick()
@@ -410,7 +410,12 @@ class Pregel:
             if tasks is None:
                 run.end_of_tasks()
                 break
-            yield from run_tasks(run, tasks, holder)
+            if run_alone(run, tasks):
+                yield None
+            else:
+                from lgembed.pregel._runner import run_tasks
+
+                yield from run_tasks(run, tasks, holder)
             over = run.after_tasks()
             yield None
             if over:
