@@ -40,3 +40,4 @@ cdef class Run:
     cpdef emit(self, mode, payload)
     cpdef emit_values(self, payload_fn)
     cpdef _maybe_emit_values(self, updated, tasks)
+    cpdef _updates_chunk(self, Task task, cached=*)

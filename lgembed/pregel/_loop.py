@@ -529,25 +529,31 @@ class Run:
         self._emit_task_event(payload, "task_result")
 
     def _updates_chunk(self, task: Task, cached: bool = False) -> dict:
-        """The `updates` chunk of one finished task (S-4)."""
+        """The `updates` chunk of one finished task (S-4): a returned value (RETURN write)
+        as is, else the task's writes to the output keys, as a dict, or as a list of
+        one-key dicts when a key was written twice."""
         keys = self.output_keys
-        writes = task.writes
-        for chan, value in writes:
+        single = keys.__class__ is str
+        update: Any = None
+        mine: Any = None
+        twice = False
+        for chan, value in task.writes:
             if chan == RETURN:
                 return {task.name: value}
-        if keys.__class__ is str:
-            vals = [value for chan, value in writes if chan == keys]
-            update: Any = None if not vals else vals[0] if len(vals) == 1 else vals
-        else:
-            mine = [(c, v) for c, v in writes if c in keys]
-            if not mine:
-                update = None
-            else:
-                names = [c for c, _ in mine]
-                if len(set(names)) != len(names):
-                    update = [{c: v} for c, v in mine]
+            if (chan == keys) if single else (chan in keys):
+                if mine is None:
+                    mine = [(chan, value)]
+                    update = {chan: value}
                 else:
-                    update = dict(mine)
+                    mine.append((chan, value))
+                    if chan in update:
+                        twice = True
+                    else:
+                        update[chan] = value
+        if single:
+            update = None if mine is None else mine[0][1] if len(mine) == 1 else [v for _, v in mine]
+        elif twice:
+            update = [{c: v} for c, v in mine]
         chunk = {task.name: update}
         if cached:
             chunk["__metadata__"] = {"cached": True}

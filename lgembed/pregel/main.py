@@ -404,20 +404,25 @@ class Pregel:
     def _drive(self, run: Run, holder: list) -> Iterator[None]:
         from lgembed.pregel._exec import run_alone
 
+        # yields hand the chunks in `run.out` to stream(); none when there are none
+        out = run.out
         while True:
             tasks = run.tick()
-            yield None
+            if out:
+                yield None
             if tasks is None:
                 run.end_of_tasks()
                 break
             if run_alone(run, tasks):
-                yield None
+                if out:
+                    yield None
             else:
                 from lgembed.pregel._runner import run_tasks
 
                 yield from run_tasks(run, tasks, holder)
             over = run.after_tasks()
-            yield None
+            if out:
+                yield None
             if over:
                 break
 
