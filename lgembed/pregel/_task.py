@@ -21,6 +21,8 @@ from lgembed._speedups import LastValue as _LastValue
 from lgembed._typing import MISSING
 
 _DATE_KEYS = ()
+_IDS: dict = {}
+# lgembed._ids functions once imported (a function-level import costs a lookup per call)
 
 
 class Task:
@@ -95,8 +97,12 @@ class Task:
     def id(self) -> str:
         tid = self._id
         if tid is None:
-            from lgembed._ids import task_id
+            task_id = _IDS.get("task_id")
+            if task_id is None:
+                # imported on first use (lgembed._ids imports hashlib), then kept here
+                from lgembed._ids import task_id
 
+                _IDS["task_id"] = task_id
             run = self.run
             ns = f"{run.parent_ns}{NS_SEP}{self.name}" if run.parent_ns else self.name
             if self.path[0] == PULL:
