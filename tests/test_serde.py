@@ -485,6 +485,40 @@ USER_VALUES = [
 ]
 
 
+def test_kept_packer_survives_errors_nesting_and_threads(serde):
+    """Z-1: the serializer keeps one Packer per thread. Packing after a refused value
+    gives the same bytes as a new serializer; values nested in extension types (packed
+    by the hook while the outer Packer is busy) and surrogates (the "replace" Packer)
+    round-trip; threads packing at once do not mix their bytes."""
+    import threading
+
+    fresh = MsgpackSerializer(allowed_types=USER_TYPES)
+    value = {"nested": [Frozen("f", Point(3)), Pair(2), "a\ud800b", {"k": [1, 2.5, None]}]}
+    want = fresh.dumps_typed(value)
+    with pytest.raises(TypeError):
+        serde.dumps_typed({"ok": 1, "bad": Plain()})
+    with pytest.raises(TypeError):
+        serde.dumps_typed([Point(1), Plain()])  # fails inside the hook's nested packing
+    assert serde.dumps_typed(value) == want
+    assert serde.dumps_typed(value) == want
+    assert roundtrip(serde, value) == {"nested": [Frozen("f", Point(3, [0])), Pair(2), "a?b", {"k": [1, 2.5, None]}]}
+
+    failures: list = []
+
+    def work(i: int) -> None:
+        for j in range(300):
+            item = {"thread": i, "j": j, "point": Point(j, (i,)), "text": "x" * (j % 50)}
+            if roundtrip(serde, item) != {**item, "point": Point(j, [i])}:
+                failures.append((i, j))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
 @pytest.mark.parametrize("value", USER_VALUES, ids=repr)
 def test_registered_user_types_roundtrip(serde, value):
     """Z-3: registered Enum (incl. IntEnum, str mixin, tuple value), dataclass and NamedTuple keep their class."""

@@ -550,6 +550,8 @@ class MsgpackSerializer:
         # type -> (encoder, returns-ext-spec); filled on first sight of each type
         self._defaults: dict[str, Callable[[Any], Any]] = {}
         # unicode error mode -> msgpack `default` hook
+        self._packers = threading.local()
+        # per thread: `busy` while its Packer packs, `by_mode` {unicode error mode: Packer}
         for entry in allowed_types:
             self._register(entry)
 
@@ -659,11 +661,42 @@ class MsgpackSerializer:
             raise TypeError(_INT64_RANGE) from e
 
     def _packb(self, obj: Any, errors: str) -> bytes:
+        """msgpack of `obj` with this serializer's hook, by this thread's Packer.
+
+        Why a kept Packer: building one per call (what `msgpack.packb` does) costs more
+        than packing a small value. The hook packs extension payloads by calling this
+        method again while the outer Packer is mid-pack, so a nested call (`busy`) gets
+        a fresh Packer. A Packer resets its buffer when packing fails.
+        """
+        local = self._packers
+        try:
+            busy = local.busy
+        except AttributeError:
+            local.busy = busy = False
+            local.by_mode = {}
+        if busy:
+            return self._new_packer(errors).pack(obj)
+        packer = local.by_mode.get(errors)
+        if packer is None:
+            packer = local.by_mode[errors] = self._new_packer(errors)
+        local.busy = True
+        try:
+            return packer.pack(obj)
+        finally:
+            local.busy = False
+
+    def _new_packer(self, errors: str) -> Any:
         default = self._defaults.get(errors)
         if default is None:
             default = self._defaults[errors] = self._make_default(errors)
-        return _msgpack().packb(
-            obj, default=default, use_bin_type=True, strict_types=True, datetime=False, unicode_errors=errors
+        # "strict" is msgpack's own behaviour when no mode is given, which encodes str
+        # by a faster path (about half the time of an explicit mode for a 40-key dict)
+        return _msgpack().Packer(
+            default=default,
+            use_bin_type=True,
+            strict_types=True,
+            datetime=False,
+            unicode_errors=None if errors == "strict" else errors,
         )
 
     def _make_default(self, errors: str) -> Callable[[Any], Any]:
