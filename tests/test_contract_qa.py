@@ -706,3 +706,55 @@ def test_checkpoint_events_name_the_state_of_subgraph_tasks():
         ("plain", False),
         ("sub", True),
     ]
+
+
+def test_async_tasks_ending_together_are_committed_in_the_order_they_ended():
+    """L-31: async tasks of one step that end in the same event-loop turn are committed,
+    and streamed, in the order they ended: for tasks that never wait, the task order;
+    a resumed task that returns comes before its sibling that interrupts again."""
+    import asyncio
+
+    class Log(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def node(name: str):
+        async def run(state: Log) -> dict:
+            return {"log": [name]}
+
+        return run
+
+    names = [f"n{i}" for i in range(8)]
+    g = StateGraph(Log)
+    for name in names:
+        g.add_node(name, node(name))
+        g.add_edge(START, name)
+    app = g.compile()
+
+    async def updates() -> list:
+        return [next(iter(c)) async for c in app.astream({"log": []}, stream_mode="updates")]
+
+    for _ in range(20):
+        assert asyncio.run(updates()) == names
+
+    async def ask1(state: Log) -> dict:
+        return {"log": ["1:" + str(interrupt("one"))]}
+
+    async def ask2(state: Log) -> dict:
+        return {"log": ["2:" + str(interrupt("two"))]}
+
+    h = StateGraph(Log)
+    h.add_node("ask1", ask1)
+    h.add_node("ask2", ask2)
+    h.add_edge(START, "ask1")
+    h.add_edge(START, "ask2")
+    hitl = h.compile(checkpointer=InMemorySaver())
+
+    async def partial_resume(thread: str) -> list:
+        cfg = {"configurable": {"thread_id": thread}}
+        await hitl.ainvoke({"log": []}, cfg)
+        ids = {i.value: i.id for i in (await hitl.aget_state(cfg)).interrupts}
+        resume = Command(resume={ids["one"]: "A"})
+        return [next(iter(c)) async for c in hitl.astream(resume, cfg, stream_mode="updates")]
+
+    for i in range(10):
+        assert asyncio.run(partial_resume(str(i))) == ["ask1", "__interrupt__"]

@@ -159,20 +159,28 @@ async def arun_tasks(run: Any, tasks: list) -> Any:
                 await aexecute(task)
         return task
 
-    pending = {asyncio.ensure_future(one(t)): t for t in tasks}
+    # Why `finished`: futures that end in the same loop iteration are committed in the
+    # order they ended (their done callbacks run in that order), as LangGraph commits
+    # them; the set asyncio.wait returns has no order
+    finished: list = []
+    pending = {}
+    for t in tasks:
+        fut = asyncio.ensure_future(one(t))
+        fut.add_done_callback(finished.append)
+        pending[fut] = t
     failed = False
     try:
         while pending:
-            waiter = asyncio.ensure_future(wake.wait())
-            done, _ = await asyncio.wait(set(pending) | {waiter}, return_when=asyncio.FIRST_COMPLETED)
-            if waiter not in done:
-                waiter.cancel()
+            if not finished:
+                waiter = asyncio.ensure_future(wake.wait())
+                await asyncio.wait(set(pending) | {waiter}, return_when=asyncio.FIRST_COMPLETED)
+                if not waiter.done():
+                    waiter.cancel()
             wake.clear()
-            for fut in done:
-                if fut is waiter:
-                    continue
-                task = pending.pop(fut)
-                if fut.cancelled():
+            while finished:
+                fut = finished.pop(0)
+                task = pending.pop(fut, None)
+                if task is None or fut.cancelled():
                     continue
                 run.commit(task)
                 if _is_failure(task) and not failed:
