@@ -270,37 +270,26 @@ def test_engine_follows_the_mode(mode, want):
     assert engine_builds(mode) == want
 
 
-def test_engine_stale_source_is_never_shadowed(tmp_path):
-    """§B: a source edited after its build wins: auto uses the sources for every engine
-    module, required refuses and names the stale one."""
+@pytest.mark.parametrize(
+    ("edited", "module"),
+    [("_node.py", "lgembed.pregel._node"), ("_loop.pxd", "lgembed.pregel._loop")],
+)
+def test_engine_stale_source_is_never_shadowed(tmp_path, edited, module):
+    """§B: a source (or the augmenting .pxd that types it) edited after its build wins:
+    auto uses the sources for every engine module, required refuses and names the stale one."""
     engine_files()
     root = tmp_path
     shutil.copytree(PACKAGE, root / "lgembed", ignore=shutil.ignore_patterns("__pycache__"))
-    edited = root / "lgembed" / "pregel" / "_node.py"
-    built = next(p for p in edited.parent.glob("_node.*") if p.name.endswith(EXTENSION_SUFFIXES))
+    path = root / "lgembed" / "pregel" / edited
+    assert path.exists()
+    stem = edited.split(".")[0]
+    built = next(p for p in path.parent.glob(f"{stem}.*") if p.name.endswith(EXTENSION_SUFFIXES))
     later = built.stat().st_mtime + 60
-    os.utime(edited, (later, later))
+    os.utime(path, (later, later))
     assert engine_builds("auto", root) == "py"
     proc = run_python(ENGINE_PROBE, "required", root)
     assert proc.returncode != 0
-    assert "lgembed.pregel._node (source newer than its build)" in proc.stderr
-
-
-def test_engine_stale_pxd_counts_as_stale_source(tmp_path):
-    """§B: an augmenting .pxd edited after the build (it changes the compiled types)
-    makes its module stale too."""
-    engine_files()
-    root = tmp_path
-    shutil.copytree(PACKAGE, root / "lgembed", ignore=shutil.ignore_patterns("__pycache__"))
-    pxd = root / "lgembed" / "pregel" / "_loop.pxd"
-    assert pxd.exists()
-    built = next(p for p in pxd.parent.glob("_loop.*") if p.name.endswith(EXTENSION_SUFFIXES))
-    later = built.stat().st_mtime + 60
-    os.utime(pxd, (later, later))
-    assert engine_builds("auto", root) == "py"
-    proc = run_python(ENGINE_PROBE, "required", root)
-    assert proc.returncode != 0
-    assert "lgembed.pregel._loop (source newer than its build)" in proc.stderr
+    assert f"{module} (source newer than its build)" in proc.stderr
 
 
 def test_engine_missing_build_and_pure_kernels(tmp_path):
