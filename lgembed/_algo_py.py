@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 
+from lgembed._typing import MISSING
+
 __all__ = ("apply_writes", "triggered_nodes", "node_triggered")
 
 logger = logging.getLogger("lgembed.pregel")
@@ -97,6 +99,18 @@ def apply_writes(
     updated: set = set()
     for chan, vals in grouped.items():
         ch = channels[chan]
+        kind = ch._lg_kind
+        if kind and len(vals) == 1:
+            # Strategy: one write to an exact LastValue / EphemeralValue is their update()
+            # and is_available() inlined: the value is stored, the channel is available
+            val = vals[0]
+            if val is not MISSING:
+                ch.value = val
+                versions[chan] = next_version
+                updated.add(chan)
+                if kind == 2:  # EphemeralValue._lg_clears_on_empty
+                    live.add(chan)
+                continue
         if ch.update(vals):
             versions[chan] = next_version
             if ch.is_available():
@@ -110,6 +124,13 @@ def apply_writes(
                 if chan in updated:
                     continue
                 ch = channels[chan]
+                if ch._lg_kind == 2:
+                    # an exact EphemeralValue: its update([]) inlined, it empties
+                    if ch.value is not MISSING:
+                        ch.value = MISSING
+                        versions[chan] = next_version
+                    live.discard(chan)
+                    continue
                 if not ch.is_available():
                     live.discard(chan)
                     continue
@@ -163,11 +184,18 @@ def node_triggered(triggers: list, channels: dict, versions: dict, node_seen: ob
     """Whether a node with these trigger channels runs in the next step (L-21)."""
     if node_seen is None:
         for chan in triggers:
-            if channels[chan].is_available():
+            if _available(channels[chan]):
                 return True
         return False
     for chan in triggers:
-        if channels[chan].is_available():
+        if _available(channels[chan]):
             if versions.get(chan, null_version) > node_seen.get(chan, null_version):
                 return True
     return False
+
+
+def _available(ch: object) -> bool:
+    """`ch.is_available()`, read from the `value` slot for the kinds that have one."""
+    if ch._lg_kind:
+        return ch.value is not MISSING
+    return ch.is_available()

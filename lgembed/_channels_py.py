@@ -31,6 +31,11 @@ The first two default to True on `BaseChannel`; `_lg_consumes` defaults to False
 there, as `BaseChannel.consume` changes nothing. A subclass that overrides `update`,
 `finish` or `consume` without setting the matching flag gets True again, so user
 channels stay correct without knowing about the flags.
+
+Another, `_lg_kind`, names the two channel kinds the engine's kernels read and write
+directly instead of through their methods (their whole state is the `value` slot,
+`MISSING` when empty): 1 for `LastValue`, 2 for `EphemeralValue`, 0 for every other
+class, and for every subclass that does not state its own.
 """
 
 from __future__ import annotations
@@ -178,6 +183,9 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):  # noqa: PYI059 - La
     """lgembed: True if `finish()` can change this channel (unknown channels: True)."""
     _lg_consumes = False
     """lgembed: True if `consume()` can change this channel (True for a class that defines it)."""
+    _lg_kind = 0
+    """lgembed: 1 (exact LastValue) or 2 (exact EphemeralValue) when the kernels may use
+    the `value` slot directly; 0 otherwise."""
 
     def __init__(self, typ: Any, key: str = "") -> None:
         self.typ = typ
@@ -195,6 +203,8 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):  # noqa: PYI059 - La
             cls._lg_finishes = True
         if "consume" in namespace and "_lg_consumes" not in namespace:
             cls._lg_consumes = True
+        if "_lg_kind" not in namespace:
+            cls._lg_kind = 0  # a subclass may change what `value` means
 
     @property
     @abstractmethod
@@ -275,6 +285,7 @@ class LastValue(BaseChannel[Value, Value, Value]):
 
     _lg_clears_on_empty = False
     _lg_finishes = False
+    _lg_kind = 1
 
     def __init__(self, typ: Any, key: str = "") -> None:
         self.typ = typ
@@ -489,6 +500,7 @@ class EphemeralValue(BaseChannel[Value, Value, Value]):
 
     _lg_clears_on_empty = True
     _lg_finishes = False
+    _lg_kind = 2
 
     def __init__(self, typ: Any, guard: bool = True) -> None:
         self.typ = typ

@@ -808,6 +808,11 @@ def test_user_subclasses_keep_safe_flags(impl):
 
     assert Consuming._lg_consumes is True and Plain._lg_consumes is False
     assert NotConsuming._lg_consumes is False
+    # the kernels use the `value` slot only of the exact classes (a subclass may
+    # give it another meaning)
+    assert (impl.LastValue._lg_kind, impl.EphemeralValue._lg_kind) == (1, 2)
+    assert Plain._lg_kind == 0 and Clearing._lg_kind == 0 and impl.AnyValue._lg_kind == 0
+    assert impl.BaseChannel._lg_kind == 0 and impl.LastValueAfterFinish._lg_kind == 0
 
 
 def _all_channels(impl):

@@ -374,3 +374,29 @@ def test_node_triggered_parity(impl_c_py, kinds, filled, versions, seen, trigger
             row.append(_outcome(lambda b=build, a=args: b.node_triggered(*a)))
         results.append(row)
     assert results[0] == results[1]
+
+
+def _through_methods(build: Any) -> Any:
+    """`build` with LastValue and EphemeralValue replaced by subclasses of the same name
+    and module, which the kernels drive through their methods (`_lg_kind` 0)."""
+    import types
+
+    out = types.SimpleNamespace(**vars(build))
+    for name in ("LastValue", "EphemeralValue"):
+        base = getattr(build, name)
+        assert base._lg_kind in (1, 2)
+        sub = type(name, (base,), {"__slots__": (), "__module__": base.__module__})
+        assert sub._lg_kind == 0
+        setattr(out, name, sub)
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=programs())
+def test_inlined_channel_kinds_match_their_methods(impl, program):
+    """§3 (L-40…L-46): the kernels' direct handling of exact LastValue / EphemeralValue
+    (`_lg_kind`) gives the same results, states, errors and logs as calling their
+    update() / is_available() / get(), in each build."""
+    world, ops = program
+    kind = impl.LastValue.__module__.rsplit("_", 1)[1]  # lgembed._channels_c / _py
+    _assert_same(play(impl, kind, world, ops), play(_through_methods(impl), kind, world, ops))

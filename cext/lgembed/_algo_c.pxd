@@ -12,6 +12,7 @@ cimport cython
 cdef object logger
 cdef object SKIP_WRITE_KEYS
 cdef object _RESERVED_TRIGGERS
+cdef object MISSING
 
 # bump_step: bint, set from Python truth values only; grouped/updated/consumed are
 # always new builtin containers built here.
@@ -24,3 +25,7 @@ cpdef list triggered_nodes(set updated, dict trigger_to_nodes)
 
 cpdef bint node_triggered(object triggers, dict channels, dict versions, object node_seen,
                           object null_version) except -1
+
+# a trigger channel's availability: a C call, reading the `value` slot of the kinds
+# that have one (`_lg_kind`)
+cdef bint _available(object ch) except -1

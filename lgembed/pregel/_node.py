@@ -105,7 +105,12 @@ class PregelNode:
         val = {}
         for key in reads:
             ch = channels[key]
-            if ch.is_available():
+            if ch._lg_kind:
+                # LastValue / EphemeralValue: get() is the `value` slot (MISSING: empty)
+                value = ch.value
+                if value is not MISSING:
+                    val[key] = value
+            elif ch.is_available():
                 val[key] = ch.get()
         for key, manager in self.managed:
             val[key] = manager.get(step, stop)
