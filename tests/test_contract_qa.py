@@ -758,3 +758,34 @@ def test_async_tasks_ending_together_are_committed_in_the_order_they_ended():
 
     for i in range(10):
         assert asyncio.run(partial_resume(str(i))) == ["ask1", "__interrupt__"]
+
+
+def test_updates_chunk_of_a_key_written_twice():
+    """S-4: a task that writes a key twice streams its update as a list of one-key dicts
+    (in write order); with a single output key, as the list of its values."""
+    from lgembed.types import Command as Cmd
+
+    class S(TypedDict):
+        a: Annotated[list, operator.add]
+        b: int
+
+    def twice(state: S) -> list:
+        return [Cmd(update={"a": [1]}), Cmd(update={"a": [2], "b": 3})]
+
+    def once(state: S) -> dict:
+        return {"a": [9], "b": 1}
+
+    g = StateGraph(S)
+    g.add_node("n", twice)
+    g.add_node("m", once)
+    g.add_edge(START, "n")
+    g.add_edge("n", "m")
+    app = g.compile()
+    assert list(app.stream({"a": [], "b": 0}, stream_mode="updates")) == [
+        {"n": [{"a": [1]}, {"a": [2]}, {"b": 3}]},
+        {"m": {"a": [9], "b": 1}},
+    ]
+    assert list(app.stream({"a": [], "b": 0}, stream_mode="updates", output_keys="a")) == [
+        {"n": [[1], [2]]},
+        {"m": [9]},
+    ]

@@ -245,7 +245,11 @@ class Run:
         out = {}
         for k in keys:
             ch = channels[k]
-            if ch.is_available():
+            if ch._lg_kind:  # LastValue / EphemeralValue: get() is `value`, MISSING when empty
+                value = ch.value
+                if value is not MISSING:
+                    out[k] = value
+            elif ch.is_available():
                 out[k] = ch.get()
         return out
 
@@ -533,27 +537,34 @@ class Run:
         as is, else the task's writes to the output keys, as a dict, or as a list of
         one-key dicts when a key was written twice."""
         keys = self.output_keys
-        single = keys.__class__ is str
+        writes = task.writes
         update: Any = None
-        mine: Any = None
-        twice = False
-        for chan, value in task.writes:
-            if chan == RETURN:
-                return {task.name: value}
-            if (chan == keys) if single else (chan in keys):
-                if mine is None:
-                    mine = [(chan, value)]
-                    update = {chan: value}
-                else:
-                    mine.append((chan, value))
-                    if chan in update:
+        if keys.__class__ is str:
+            vals: Any = None
+            for chan, value in writes:
+                if chan == RETURN:
+                    return {task.name: value}
+                if chan == keys:
+                    if vals is None:
+                        vals = [value]
+                    else:
+                        vals.append(value)
+            if vals is not None:
+                update = vals[0] if len(vals) == 1 else vals
+        else:
+            twice = False
+            for chan, value in writes:
+                if chan == RETURN:
+                    return {task.name: value}
+                if chan in keys:
+                    if update is None:
+                        update = {chan: value}
+                    elif chan in update:
                         twice = True
                     else:
                         update[chan] = value
-        if single:
-            update = None if mine is None else mine[0][1] if len(mine) == 1 else [v for _, v in mine]
-        elif twice:
-            update = [{c: v} for c, v in mine]
+            if twice:
+                update = [{c: v} for c, v in writes if c in keys]
         chunk = {task.name: update}
         if cached:
             chunk["__metadata__"] = {"cached": True}

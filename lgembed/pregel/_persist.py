@@ -413,7 +413,7 @@ class CheckpointedRun(Run):
             ch = channels.get(k)
             if ch is None or k in untracked:
                 continue
-            data = ch.checkpoint()
+            data = ch.value if ch._lg_kind else ch.checkpoint()  # their checkpoint() is `value`
             if data is not MISSING:
                 values[k] = data
         updated = self.updated

@@ -212,7 +212,11 @@ class Task:
                     continue
                 ch = ch.copy()
                 ch.update(vals)
-            if ch.is_available():
+            if ch._lg_kind:  # LastValue / EphemeralValue: get() is `value`, MISSING when empty
+                value = ch.value
+                if value is not MISSING:
+                    values[k] = value
+            elif ch.is_available():
                 values[k] = ch.get()
         if mapper is not None:
             return mapper(values)
