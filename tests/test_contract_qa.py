@@ -789,3 +789,42 @@ def test_updates_chunk_of_a_key_written_twice():
         {"n": [[1], [2]]},
         {"m": [9]},
     ]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_retries_are_logged_in_sync_and_async_runs(mode, caplog):
+    """E-5: before each retry the engine logs "Retrying task <name> after <s> seconds
+    (attempt <n>) after <error class> <error>" at INFO, with the error attached, in
+    sync and async runs alike (LangGraph's run_with_retry and arun_with_retry)."""
+    import asyncio
+    import logging
+
+    from lgembed.types import RetryPolicy
+
+    class S(TypedDict):
+        n: int
+
+    calls = []
+
+    def flaky(state: S) -> dict:
+        calls.append(1)
+        if len(calls) < 3:
+            raise ValueError(f"boom {len(calls)}")
+        return {"n": 1}
+
+    async def aflaky(state: S) -> dict:
+        return flaky(state)
+
+    g = StateGraph(S)
+    g.add_node("flaky", flaky if mode == "sync" else aflaky, retry_policy=RetryPolicy(initial_interval=0.001, jitter=False, retry_on=ValueError))
+    g.add_edge(START, "flaky")
+    app = g.compile()
+    with caplog.at_level(logging.INFO):
+        out = app.invoke({"n": 0}) if mode == "sync" else asyncio.run(app.ainvoke({"n": 0}))
+    assert out == {"n": 1}
+    lines = [r for r in caplog.records if r.getMessage().startswith("Retrying task")]
+    assert [r.getMessage() for r in lines] == [
+        "Retrying task flaky after 0.00 seconds (attempt 1) after ValueError boom 1",
+        "Retrying task flaky after 0.00 seconds (attempt 2) after ValueError boom 2",
+    ]
+    assert all(r.levelno == logging.INFO and r.exc_info and r.exc_info[0] is ValueError for r in lines)

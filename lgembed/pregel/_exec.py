@@ -151,6 +151,15 @@ def _after_failure(task: Any, exc: Exception, attempts: int) -> float | None:
     return delay
 
 
+def _log_retry(task: Any, delay: float, attempts: int, exc: BaseException) -> None:
+    """LangGraph's log line after the wait before a retry (E-5), sync and async alike."""
+    logger.info(
+        f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempts}) "
+        f"after {exc.__class__.__name__} {exc}",
+        exc_info=exc,
+    )
+
+
 def sync_timeout_unsupported(name: str) -> ValueError:
     """B-17: the error for a node with a timeout that would run synchronously."""
     return ValueError(
@@ -180,11 +189,7 @@ def execute(task: Any) -> None:
                 if delay is None:
                     return
                 time.sleep(delay)
-                logger.info(
-                    f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempts}) "
-                    f"after {exc.__class__.__name__} {exc}",
-                    exc_info=exc,
-                )
+                _log_retry(task, delay, attempts, exc)
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: stop the run
         task.error = exc
         raise
@@ -214,6 +219,7 @@ async def aexecute(task: Any) -> None:
                 if delay is None:
                     return
                 await asyncio.sleep(delay)
+                _log_retry(task, delay, attempts, exc)
     finally:
         _TASK.reset(token)
 
