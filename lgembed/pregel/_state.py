@@ -390,10 +390,8 @@ def _update_task_id(checkpoint_id: str, i: int) -> str:
 
 
 def _put(run: CheckpointedRun, saver: Any, put_config: dict, source: str, step: int, parents: dict) -> dict:
-    from datetime import datetime, timezone
-
     from lgembed._typing import MISSING
-    from lgembed.checkpoint._id import uuid6
+    from lgembed.checkpoint._id import now_iso, uuid6
 
     values = {}
     for k in run.versions:
@@ -406,7 +404,7 @@ def _put(run: CheckpointedRun, saver: Any, put_config: dict, source: str, step: 
     checkpoint = {
         "v": 4,
         "id": str(uuid6(clock_seq=step)),
-        "ts": datetime.now(timezone.utc).isoformat(),
+        "ts": now_iso(),
         "channel_values": values,
         "channel_versions": dict(run.versions),
         "versions_seen": {k: dict(v) for k, v in run.seen.items()},
@@ -499,13 +497,11 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_fi
             raise InvalidUpdateError("Cannot copy checkpoint with multiple updates")
         if saved is None:
             raise InvalidUpdateError("Cannot copy a non-existent checkpoint")
-        from datetime import datetime, timezone
-
-        from lgembed.checkpoint._id import uuid6
+        from lgembed.checkpoint._id import now_iso, uuid6
 
         checkpoint = dict(saved.checkpoint)
         checkpoint["id"] = str(uuid6(clock_seq=step))
-        checkpoint["ts"] = datetime.now(timezone.utc).isoformat()
+        checkpoint["ts"] = now_iso()
         checkpoint["updated_channels"] = None
         parent = saved.parent_config or {CONF: {k: v for k, v in saved.config[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID}}
         new = saver.put(parent, checkpoint, {"source": "fork", "step": step + 1, "parents": parents}, {})

@@ -17,12 +17,8 @@ from lgembed._constants import (
     PUSH,
     RESUME,
 )
-from lgembed._speedups import LastValue as _LastValue
 from lgembed._typing import MISSING
 
-_DATE_KEYS = ()
-_IDS: dict = {}
-# lgembed._ids functions once imported (a function-level import costs a lookup per call)
 
 
 class Task:
@@ -97,12 +93,8 @@ class Task:
     def id(self) -> str:
         tid = self._id
         if tid is None:
-            task_id = _IDS.get("task_id")
-            if task_id is None:
-                # imported on first use (lgembed._ids imports hashlib), then kept here
-                from lgembed._ids import task_id
+            from lgembed._ids import task_id
 
-                _IDS["task_id"] = task_id
             run = self.run
             ns = f"{run.parent_ns}{NS_SEP}{self.name}" if run.parent_ns else self.name
             if self.path[0] == PULL:
@@ -207,7 +199,7 @@ class Task:
             ch = channels[k]
             vals = updated.get(k)
             if vals is not None:
-                if len(vals) == 1 and ch.__class__ is _LastValue:
+                if len(vals) == 1 and ch._lg_kind == 1:  # an exact LastValue: its value
                     values[k] = vals[0]
                     continue
                 ch = ch.copy()
