@@ -8,7 +8,6 @@ Why apart from `_runner`: this is the per-task hot path, compiled with the engin
 from __future__ import annotations
 
 import logging
-import random
 import time
 from typing import Any
 
@@ -45,7 +44,11 @@ def _retry_delay(task: Any, exc: BaseException, attempts: int) -> float | None:
     if policy is None or attempts >= policy.max_attempts:
         return None
     interval = min(policy.max_interval, policy.initial_interval * (policy.backoff_factor ** (attempts - 1)))
-    return interval + random.uniform(0, 1) if policy.jitter else interval
+    if not policy.jitter:
+        return interval
+    import random  # only a jittered retry needs it (not imported by `import lgembed.graph`)
+
+    return interval + random.uniform(0, 1)
 
 
 def _retarget_parent_command(task: Any, exc: ParentCommand) -> None:

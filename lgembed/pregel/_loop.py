@@ -118,9 +118,7 @@ class Run:
         self.waker: Any = None
         # channels: fresh copies of the graph's channel prototypes (a checkpointed run
         # builds them from the loaded checkpoint instead)
-        self.channels: dict = (
-            {k: ch.from_checkpoint(MISSING) for k, ch in graph._specs.items()} if self._new_channels else {}
-        )
+        self.channels: dict = graph._empty_channels() if self._new_channels else {}
         self.versions: dict = {}
         self.seen: dict = {INPUT: {}}
         self.max_version: Any = None

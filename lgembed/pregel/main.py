@@ -23,6 +23,8 @@ from lgembed._constants import (
     START,
     TASKS,
 )
+from lgembed._typing import MISSING
+from lgembed.config import _TASK
 from lgembed.errors import EmptyInputError, InvalidUpdateError
 from lgembed.pregel._loop import Run, _InputTask
 from lgembed.types import Command, GraphOutput, Send
@@ -34,6 +36,9 @@ import threading as _threading
 
 _POOL_LOCK = _threading.Lock()
 POOL_SIZE = min(32, (_os.cpu_count() or 1) + 4)
+_RECYCLED_MAX = 2
+# channel sets a graph keeps for its next runs (runs at the same time in other threads
+# make their own)
 # worker threads of a graph's pool
 # guards the lazy creation of each graph's worker pool
 
@@ -151,6 +156,58 @@ class Pregel:
         untracked_cls = _untracked_class()
         self.untracked = frozenset(k for k, ch in self._specs.items() if isinstance(ch, untracked_cls))
         self.finishing = [k for k, ch in self._specs.items() if getattr(ch, "_lg_finishes", True)]
+        # what a finished run's channels need before another run uses them
+        # (_recycle_channels): exact LastValue / EphemeralValue get their value slot
+        # emptied, an exact Topic is made anew if the run wrote it, any other is made anew
+        topic_cls = _topic_class()
+        self._written_made = frozenset(k for k, ch in self._specs.items() if type(ch) is topic_cls)
+        self._fresh_made = tuple(
+            k for k, ch in self._specs.items() if not getattr(ch, "_lg_kind", 0) and type(ch) is not topic_cls
+        )
+        self._recycled = (self._specs, [])
+
+    def _empty_channels(self) -> dict:
+        """Empty channels for a run without a checkpointer: a set a finished run gave
+        back (`_recycle_channels`), or new copies of the prototypes."""
+        specs = self._specs
+        recycled = self._recycled
+        if recycled[0] is specs and recycled[1]:
+            try:
+                return recycled[1].pop()
+            except IndexError:  # another thread took it first
+                pass
+        return {k: ch.from_checkpoint(MISSING) for k, ch in specs.items()}
+
+    def _recycle_channels(self, run: Run) -> None:
+        """Keeps the channels of a run that ended normally for the next run, emptied.
+
+        Strategy: making a channel is a Python class call (about 2,000 instructions,
+        13 per run of a 10-node chain); emptying the value slot of one that a run
+        wrote is one store. Kept as they are: exact LastValue / EphemeralValue channels
+        (`_lg_kind`), emptied if the run versioned them (only those can hold a value),
+        and exact Topics the run did not write (`get()` hands out copies, so nothing
+        could change them). Every other channel is made anew, so no state of a custom
+        channel or a reducer's initial value outlives its run. The run no longer holds
+        the set afterwards.
+        """
+        specs = self._specs
+        recycled = self._recycled
+        channels = run.channels
+        if recycled[0] is not specs or len(recycled[1]) >= _RECYCLED_MAX or type(run) is not Run or not channels:
+            return
+        run.channels = {}
+        written_made = self._written_made
+        for k in run.versions:
+            ch = channels.get(k)
+            if ch is None:
+                continue
+            if ch._lg_kind:
+                ch.value = MISSING
+            elif k in written_made:
+                channels[k] = specs[k].from_checkpoint(MISSING)
+        for k in self._fresh_made:
+            channels[k] = specs[k].from_checkpoint(MISSING)
+        recycled[1].append(channels)
 
     def _executor(self) -> Any:
         """The graph's worker pool for parallel steps, created on first use.
@@ -225,8 +282,6 @@ class Pregel:
     def _run_config(self, config: dict | None) -> dict:
         """The run config: the running task's config (a graph called inside a node) under
         the graph's and the caller's, as LangGraph's ensure_config merges them."""
-        from lgembed.config import _TASK
-
         task = _TASK.get()
         if task is None:
             return _merge_configs(self.config, config)
@@ -398,12 +453,11 @@ class Pregel:
             if holder:
                 holder[0].shutdown(wait=False)
             run.close()
+        self._recycle_channels(run)  # the chunks left hold values, not channels
         while out:
             yield fmt(out.popleft())
 
     def _drive(self, run: Run, holder: list) -> Iterator[None]:
-        from lgembed.pregel._exec import run_alone
-
         # yields hand the chunks in `run.out` to stream(); none when there are none
         out = run.out
         while True:
@@ -473,12 +527,14 @@ class Pregel:
         )
         holder: list = []
         try:
-            self._run_to_end(run, holder)
+            # `_drive` without yielding: values are read once at the end (V-2)
+            run_to_end(run, holder)
         finally:
             if holder:
                 holder[0].shutdown(wait=False)
             run.close()
         latest = run.read_output(run.output_keys) if run.values_emitted else None
+        self._recycle_channels(run)
         return self._invoke_result(latest, run, version)
 
     def _invoke_by_streaming(
@@ -488,12 +544,6 @@ class Pregel:
         for chunk in self.stream(input, config, stream_mode=fold.modes, subgraphs=subgraphs, version=version, **options):
             fold.add(chunk)
         return fold.result()
-
-    def _run_to_end(self, run: Run, holder: list) -> None:
-        """`_drive` without yielding, for invoke: values are read once at the end (V-2)."""
-        from lgembed.pregel._exec import run_to_end
-
-        run_to_end(run, holder)
 
     def _invoke_result(self, latest: Any, run: Run, version: str) -> Any:
         interrupts = run.interrupts
@@ -661,6 +711,7 @@ class Pregel:
         finally:
             run.close()
         latest = run.read_output(run.output_keys) if run.values_emitted else None
+        self._recycle_channels(run)
         return self._invoke_result(latest, run, version)
 
     async def abatch(self, inputs: Sequence[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list:
@@ -864,6 +915,12 @@ class _InvokeFold:
         return latest
 
 
+def _topic_class() -> Any:
+    from lgembed._speedups import Topic
+
+    return Topic
+
+
 def _untracked_class() -> Any:
     from lgembed._speedups import UntrackedValue
 
@@ -927,3 +984,6 @@ def _coerce_checkpoint_values(payload: Any, mapper: Any) -> None:
         payload["values"] = mapper(payload["values"])
 
 
+# last: lgembed.pregel._exec (compiled) imports lgembed.graph, whose modules import
+# Pregel from this module
+from lgembed.pregel._exec import run_alone, run_to_end  # noqa: E402
