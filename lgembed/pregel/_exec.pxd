@@ -11,14 +11,18 @@ from lgembed.pregel._loop cimport Run
 from lgembed.pregel._node cimport PregelNode
 from lgembed.pregel._task cimport Task
 
+# module constants bound once (C globals, not module-dict lookups)
+cdef object _set_task, _reset_task, _wall_time
+
 cpdef _begin_attempt(Task task)
 
 @cython.locals(node=PregelNode, proc=NodeCallable, branch=CompiledBranch)
 cpdef _node_body(Task task)
 
+@cython.locals(node=PregelNode)
 cpdef execute(Task task)
 
 cpdef run_to_end(Run run, holder)
 
-@cython.locals(task=Task)
+@cython.locals(task=Task, node=PregelNode)
 cpdef bint run_alone(Run run, list tasks) except -1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from time import time as _wall_time
 from typing import Any
 
 from lgembed.config import _TASK
@@ -16,6 +17,11 @@ from lgembed.errors import GraphBubbleUp, ParentCommand, add_note
 from lgembed.types import Command
 
 logger = logging.getLogger("lgembed.pregel")
+
+# bound once: a task's start and end set and reset the current task (no attribute
+# lookups per task)
+_set_task = _TASK.set
+_reset_task = _TASK.reset
 
 
 def _should_retry_on(policy: Any, exc: BaseException) -> bool:
@@ -127,7 +133,7 @@ def _begin_attempt(task: Any) -> None:
     attempt = task.attempt + 1
     task.attempt = attempt
     if attempt == 1:
-        task.first_attempt_time = time.time()
+        task.first_attempt_time = _wall_time()
     else:
         # the runtime's execution_info (and the config holding it) names the attempt
         task._runtime = None
@@ -178,7 +184,7 @@ def execute(task: Any) -> None:
         # B-17: the sync API never runs a node that has a timeout (not even an async one)
         task.error = sync_timeout_unsupported(task.name)
         return
-    token = _TASK.set(task)
+    token = _set_task(task)
     attempts = 0
     try:
         while True:
@@ -197,14 +203,14 @@ def execute(task: Any) -> None:
         task.error = exc
         raise
     finally:
-        _TASK.reset(token)
+        _reset_task(token)
 
 
 async def aexecute(task: Any) -> None:
     """Async twin of `execute`."""
     import asyncio
 
-    token = _TASK.set(task)
+    token = _set_task(task)
     attempts = 0
     try:
         while True:
@@ -224,7 +230,7 @@ async def aexecute(task: Any) -> None:
                 await asyncio.sleep(delay)
                 _log_retry(task, delay, attempts, exc)
     finally:
-        _TASK.reset(token)
+        _reset_task(token)
 
 
 async def _with_timeout(task: Any, seconds: float) -> None:
@@ -248,7 +254,8 @@ def run_alone(run: Any, tasks: list) -> bool:
     if len(tasks) != 1:
         return False
     task = tasks[0]
-    if task.node.error_handler:
+    node = task.node
+    if node is not None and node.error_handler:
         return False
     execute(task)
     run.commit(task)

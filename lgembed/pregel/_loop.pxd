@@ -25,7 +25,7 @@ cdef class Run:
     cdef public object tasks, interrupts, interrupted, pending_handlers, static_interrupt
     cdef public object error, _checkpoint_id, thread_id, run_id, stream_writer
     cdef public object context, _runtime, output, values_emitted, lazy_values
-    cdef public object ns_value, parents
+    cdef public object ns_value, parents, nodes, trigger_to_nodes, finishing
 
     cpdef check_limit(self)
     @cython.locals(node=PregelNode, tasks=list)

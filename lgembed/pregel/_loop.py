@@ -29,7 +29,7 @@ from lgembed._constants import (
     RETURN,
     TASKS,
 )
-from lgembed._speedups import apply_writes, node_triggered, triggered_nodes
+from lgembed._speedups import Topic, apply_writes, node_triggered, triggered_nodes
 from lgembed._typing import MISSING
 from lgembed.errors import (
     RECURSION_LIMIT,
@@ -92,6 +92,10 @@ class Run:
         store: Any = MISSING,
     ) -> None:
         self.graph = graph
+        # the graph's indexes read every step, held here (no lookups on the graph per step)
+        self.nodes = graph.nodes
+        self.trigger_to_nodes = graph.trigger_to_nodes
+        self.finishing = graph.finishing
         self.store = graph.store if store is MISSING else store
         self.config = config
         self.modes = modes
@@ -305,14 +309,14 @@ class Run:
 
     def prepare(self) -> list:
         """Tasks of the next step: PUSH from Sends, then triggered PULL nodes (L-20…L-22)."""
-        graph = self.graph
         channels = self.channels
-        nodes = graph.nodes
+        nodes = self.nodes
         tasks: list = []
         step = self.step
         stop = self.stop
         tasks_ch = channels[TASKS]
-        if tasks_ch.is_available():
+        # an exact Topic (the graph's own) is available when its list is not empty
+        if tasks_ch.values if type(tasks_ch) is Topic else tasks_ch.is_available():
             for idx, packet in enumerate(tasks_ch.get()):
                 node = nodes.get(packet.node)
                 if node is None:
@@ -326,11 +330,11 @@ class Run:
                 tasks.append(Task(self, packet.node, node, packet.arg, path, _PUSH_TRIGGERS, (1, idx)))
         updated = self.updated
         if updated:
-            candidates = triggered_nodes(updated, graph.trigger_to_nodes)
+            candidates = triggered_nodes(updated, self.trigger_to_nodes)
         elif not self.versions:
             candidates = ()
         else:
-            candidates = graph.node_names
+            candidates = self.graph.node_names
         versions = self.versions
         seen = self.seen
         null = self.null_version
@@ -582,16 +586,15 @@ class Run:
 
     def apply(self, tasks: list) -> set:
         """apply_writes over this run's channels, versions and versions-seen; returns the updated channels."""
-        graph = self.graph
         return apply_writes(
             self.channels,
             self.versions,
             self.seen,
             tasks,
             self.next_version(),
-            graph.trigger_to_nodes,
+            self.trigger_to_nodes,
             self.live,
-            graph.finishing,
+            self.finishing,
         )
 
     def end_step(self) -> None:
