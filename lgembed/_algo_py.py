@@ -82,45 +82,40 @@ def apply_writes(
         if ch is not None and ch._lg_consumes and ch.consume():
             versions[chan] = next_version
 
-    grouped: dict = {}
-    for task in tasks:
-        for chan, val in task.writes:
-            if chan in channels:
-                vals = grouped.get(chan)
-                if vals is None:
-                    grouped[chan] = [val]
-                else:
-                    vals.append(val)
-            elif chan not in SKIP_WRITE_KEYS:
-                logger.warning(
-                    f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it."
-                )
-
     updated: set = set()
-    for chan, vals in grouped.items():
-        ch = channels[chan]
-        kind = ch._lg_kind
-        if kind and len(vals) == 1:
-            # Strategy: one write to an exact LastValue / EphemeralValue is their update()
-            # and is_available() inlined: the value is stored, the channel is available
-            val = vals[0]
-            if val is not MISSING:
-                ch.value = val
-                versions[chan] = next_version
-                updated.add(chan)
-                if kind == 2:  # EphemeralValue._lg_clears_on_empty
-                    live.add(chan)
-                continue
-        if ch.update(vals):
-            versions[chan] = next_version
-            if ch.is_available():
-                updated.add(chan)
-                if ch._lg_clears_on_empty:
-                    live.add(chan)
+    if len(tasks) == 1 and _one_each(tasks[0].writes):
+        # Strategy: one task writing each channel at most once (most steps) needs no
+        # grouping; the same checks and updates, in the same order
+        task = tasks[0]
+        writes = task.writes
+        for chan, _ in writes:
+            if chan not in channels and chan not in SKIP_WRITE_KEYS:
+                _warn_unknown(task, chan)
+        for chan, val in writes:
+            ch = channels.get(chan)
+            if ch is not None and not (ch._lg_kind and _store(ch, chan, val, versions, next_version, updated, live)):
+                _update(ch, chan, [val], versions, next_version, updated, live)
+    else:
+        grouped: dict = {}
+        for task in tasks:
+            for chan, val in task.writes:
+                if chan in channels:
+                    vals = grouped.get(chan)
+                    if vals is None:
+                        grouped[chan] = [val]
+                    else:
+                        vals.append(val)
+                elif chan not in SKIP_WRITE_KEYS:
+                    _warn_unknown(task, chan)
+        for chan, vals in grouped.items():
+            ch = channels[chan]
+            if not (ch._lg_kind and len(vals) == 1 and _store(ch, chan, vals[0], versions, next_version, updated, live)):
+                _update(ch, chan, vals, versions, next_version, updated, live)
 
     if bump_step:
         if live and not live <= updated:
-            for chan in tuple(live):
+            gone = None  # leaving `live`: removed after the loop (no copy of the set to iterate)
+            for chan in live:
                 if chan in updated:
                     continue
                 ch = channels[chan]
@@ -129,17 +124,22 @@ def apply_writes(
                     if ch.value is not MISSING:
                         ch.value = MISSING
                         versions[chan] = next_version
-                    live.discard(chan)
-                    continue
-                if not ch.is_available():
-                    live.discard(chan)
-                    continue
-                if ch.update(()):
+                elif not ch.is_available():
+                    pass
+                elif ch.update(()):
                     versions[chan] = next_version
                     if ch.is_available():
                         updated.add(chan)
-                    else:
-                        live.discard(chan)
+                        continue
+                else:
+                    continue
+                if gone is None:
+                    gone = [chan]
+                else:
+                    gone.append(chan)
+            if gone is not None:
+                for chan in gone:
+                    live.discard(chan)
         # Why a loop: set.isdisjoint(dict) iterates the dict, every trigger channel
         for chan in updated:
             if chan in trigger_to_nodes:
@@ -154,6 +154,49 @@ def apply_writes(
                         if ch._lg_clears_on_empty:
                             live.add(chan)
     return updated
+
+
+def _one_each(writes: list) -> bool:
+    """Whether no channel appears twice in `writes` (one or two writes: no set built)."""
+    n = len(writes)
+    if n < 2:
+        return True
+    if n == 2:
+        return writes[0][0] != writes[1][0]
+    names = set()
+    for chan, _ in writes:
+        if chan in names:
+            return False
+        names.add(chan)
+    return True
+
+
+def _warn_unknown(task: object, chan: object) -> None:
+    logger.warning(f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it.")
+
+
+def _store(ch: object, chan: object, val: object, versions: dict, next_version: object, updated: set, live: set) -> bool:
+    """One write to an exact LastValue / EphemeralValue: its update() and is_available()
+    inlined (the value is stored, the channel is available). False, doing nothing, for
+    MISSING (left to update())."""
+    if val is MISSING:
+        return False
+    ch.value = val
+    versions[chan] = next_version
+    updated.add(chan)
+    if ch._lg_kind == 2:  # EphemeralValue._lg_clears_on_empty
+        live.add(chan)
+    return True
+
+
+def _update(ch: object, chan: object, vals: list, versions: dict, next_version: object, updated: set, live: set) -> None:
+    """A channel's writes of a step through its update()."""
+    if ch.update(vals):
+        versions[chan] = next_version
+        if ch.is_available():
+            updated.add(chan)
+            if ch._lg_clears_on_empty:
+                live.add(chan)
 
 
 def triggered_nodes(updated: set, trigger_to_nodes: dict) -> list:

@@ -16,9 +16,18 @@ cdef object MISSING
 
 # bump_step: bint, set from Python truth values only; grouped/updated/consumed are
 # always new builtin containers built here.
-@cython.locals(bump_step=cython.bint, consumed=list, grouped=dict, updated=set, vals=list, node_seen=dict)
+@cython.locals(bump_step=cython.bint, consumed=list, grouped=dict, updated=set, vals=list, node_seen=dict,
+               gone=list)
 cpdef set apply_writes(dict channels, dict versions, dict seen, list tasks, object next_version,
                        dict trigger_to_nodes, set live, list finishing)
+
+# apply_writes' helpers: C calls
+@cython.locals(n=Py_ssize_t, names=set)
+cdef bint _one_each(object writes) except -1
+cdef _warn_unknown(object task, object chan)
+cdef bint _store(object ch, object chan, object val, dict versions, object next_version, set updated,
+                 set live) except -1
+cdef _update(object ch, object chan, list vals, dict versions, object next_version, set updated, set live)
 
 @cython.locals(found=set)
 cpdef list triggered_nodes(set updated, dict trigger_to_nodes)

@@ -85,7 +85,7 @@ class CompiledBranch:
         self.select = select
         self.mapper = mapper
         self.passthrough = spec.input_schema is None
-        self.to_channel = {d: f"branch:to:{d}" for d in (self.ends or {}).values() if d.__class__ is str}
+        self.to_channel = {d: f"branch:to:{d}" for d in (self.ends or {}).values() if type(d) is str}
         # the trigger channel of each named destination
 
     def router_input(self, task: Any, returned: Any) -> Any:
@@ -96,10 +96,10 @@ class CompiledBranch:
 
     def finish(self, result: Any, writes: list) -> None:
         """Turns the router's result into writes (N-5)."""
-        if result.__class__ is str:
+        if type(result) is str:
             # one destination by name, the common case: same checks, no lists
             dest = self.ends[result] if self.ends else result
-            if dest.__class__ is str:
+            if type(dest) is str:
                 if dest == START:
                     raise ValueError("Branch did not return a valid destination")
                 if dest != END:

@@ -91,7 +91,7 @@ def _node_body(task: Any) -> None:
     else:
         returned = proc.call(task.input, task)
         if (
-            returned.__class__ is not dict
+            type(returned) is not dict
             and hasattr(returned, "invoke")
             and not isinstance(returned, type)
             and not isinstance(returned, dict)
@@ -112,7 +112,7 @@ async def _anode_body(task: Any) -> None:
     else:
         returned = await proc.acall(task.input, task)
         if (
-            returned.__class__ is not dict
+            type(returned) is not dict
             and hasattr(returned, "ainvoke")
             and not isinstance(returned, type)
             and not isinstance(returned, dict)

@@ -223,7 +223,7 @@ class Run:
         if not lazy or "values" in self.parent_modes:
             return
         keys = self.output_keys
-        keys = (keys,) if keys.__class__ is str else keys
+        keys = (keys,) if type(keys) is str else keys
         specs = self.graph._specs
         if any(specs[k]._lg_clears_on_empty for k in keys if k in specs):
             return
@@ -241,7 +241,7 @@ class Run:
 
     def read_output(self, keys: Any) -> Any:
         channels = self.channels
-        if keys.__class__ is str:
+        if type(keys) is str:
             ch = channels[keys]
             return ch.get() if ch.is_available() else None
         out = {}
@@ -528,7 +528,7 @@ class Run:
 
     def _task_result(self, task: Task, error: Any, interrupts: list) -> None:
         keys = self.stream_keys
-        keys = (keys,) if keys.__class__ is str else keys
+        keys = (keys,) if type(keys) is str else keys
         # read from the writes, also those a failed task made before failing
         result = fold_writes((c, v) for c, v in task.writes if c in keys or c == RETURN)
         payload = {"id": task.id, "name": task.name, "error": error, "result": result, "interrupts": interrupts}
@@ -541,7 +541,7 @@ class Run:
         keys = self.output_keys
         writes = task.writes
         update: Any = None
-        if keys.__class__ is str:
+        if type(keys) is str:
             vals: Any = None
             for chan, value in writes:
                 if chan == RETURN:
@@ -609,7 +609,7 @@ class Run:
         if self.values_emitted and self.lazy_values:
             return
         keys = self.output_keys
-        if keys.__class__ is str:
+        if type(keys) is str:
             if keys not in updated:
                 return
         elif updated.isdisjoint(keys):
@@ -634,7 +634,7 @@ _NO_MODES = frozenset()
 
 def _wrote_to(tasks: list, keys: Any) -> bool:
     """Whether one of `tasks` wrote to `keys` (a channel name, or a collection of names)."""
-    single = keys.__class__ is str
+    single = type(keys) is str
     for task in tasks:
         for chan, _ in task.writes:
             if (chan == keys) if single else (chan in keys):

@@ -97,7 +97,7 @@ class PregelNode:
     def read_input(self, channels: dict, step: int, stop: int) -> Any:
         """The task input read from `channels`, or MISSING when a single-channel read is empty (L-21)."""
         reads = self.reads
-        if reads.__class__ is str:
+        if type(reads) is str:
             ch = channels.get(reads)
             if ch is None or not ch.is_available():
                 return MISSING
@@ -125,7 +125,7 @@ class PregelNode:
         if value is None:
             return []
         keys = self.output_keys
-        if value.__class__ is dict:
+        if type(value) is dict:
             return [(k, v) for k, v in value.items() if k in keys]
         if isinstance(value, dict):
             return [(k, v) for k, v in value.items() if k in keys]
@@ -154,7 +154,7 @@ class PregelNode:
     def writes_for(self, value: Any) -> list:
         """State writes, control writes (Command goto / Send) and static edge writes (K-4)."""
         writes = self.state_writes(value)
-        if value is not None and value.__class__ is not dict:
+        if value is not None and type(value) is not dict:
             control_writes(value, writes)
         if self.edge_writes:
             writes.extend(self.edge_writes)

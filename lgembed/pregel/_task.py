@@ -174,7 +174,7 @@ class Task:
         """State as this task sees it after its own writes so far (N-4)."""
         channels = self.run.channels
         writes = self.writes
-        if select.__class__ is str:
+        if type(select) is str:
             vals = [v for c, v in writes if c == select]
             if not vals:
                 return channels[select].get()
