@@ -93,8 +93,7 @@ class Task:
     def id(self) -> str:
         tid = self._id
         if tid is None:
-            from lgembed._ids import task_id
-
+            task_id = _task_id or _load_task_id()
             run = self.run
             ns = f"{run.parent_ns}{NS_SEP}{self.name}" if run.parent_ns else self.name
             if self.path[0] == PULL:
@@ -266,3 +265,16 @@ def _validate_resume(adapter: Any, value: Any) -> Any:
 
 
 INTERRUPT_KEYS = (INTERRUPT, RESUME)
+
+_task_id: Any = None
+# lgembed._ids.task_id, imported on first use (hashlib stays out of `import
+# lgembed.graph`); a function-level import on every call costs about 10,000
+# instructions in the compiled build
+
+
+def _load_task_id() -> Any:
+    global _task_id
+    from lgembed._ids import task_id
+
+    _task_id = task_id
+    return task_id
