@@ -551,6 +551,8 @@ class MsgpackSerializer:
         self._defaults: dict[str, Callable[[Any], Any]] = {}
         # unicode error mode -> msgpack `default` hook
         self._packers = threading.local()
+        self._hooked: set[type] = set()
+        # top-level types a plain pack failed on once: packed with the hook right away
         # per thread: `busy` while its Packer packs, `by_mode` {unicode error mode: Packer}
         for entry in allowed_types:
             self._register(entry)
@@ -625,6 +627,16 @@ class MsgpackSerializer:
             return "bytes", obj
         if isinstance(obj, bytearray):
             return "bytearray", bytes(obj)
+        t = type(obj)
+        if t not in self._hooked:
+            # Strategy: a value made of msgpack's own types only packs to the same bytes
+            # without the hook (same options, strict types), by this thread's Packer and
+            # without the nested-call bookkeeping; anything else raises before a byte
+            # is kept, and its top-level type goes to the hook from then on
+            try:
+                return "msgpack", thread_pack(True)(obj)
+            except (TypeError, ValueError, OverflowError):
+                self._hooked.add(t)
         return "msgpack", self._pack_top(obj)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
