@@ -181,6 +181,14 @@ class CheckpointedRun(Run):
             self.thread_id = str(self.thread_id)
         self.resume_map = None
         self.null_resume: Any = MISSING
+        self.exit_parent: Any = MISSING  # durability="exit": the parent of the checkpoint saved at the end
+        self.prev_checkpoint_id: Any = None
+        self.superseded = False
+        self.checkpoint: Any = None
+        self.checkpoint_metadata: Any = None
+        self.loaded_versions: Any = None
+        self.saved_mark: Any = None
+        self._put_base: Any = None
 
     # --- loading ---------------------------------------------------------------------
 
@@ -446,9 +454,6 @@ class CheckpointedRun(Run):
         self.pending_writes = []
         self.step += 1
 
-    exit_parent: Any = MISSING
-    prev_checkpoint_id: Any = None
-
     def _put_config(self) -> dict:
         base = self._put_base
         if base is None:
@@ -490,7 +495,7 @@ class CheckpointedRun(Run):
     # --- ticks ----------------------------------------------------------------------------
 
     def prepare(self) -> list:
-        tasks = super().prepare()
+        tasks = Run.prepare(self)  # (the compiled cpdef has no zero-argument super())
         if self.pending_writes:
             for task in tasks:
                 for tid, c, v in self.pending_writes:
@@ -519,7 +524,8 @@ class CheckpointedRun(Run):
         if not tasks:
             return None
         if self.first_tick and self.reapplies and self.pending_writes:
-            statuses = read_task_statuses(w for w in self.pending_writes if w[0] in {t.id for t in tasks})
+            ids = {t.id for t in tasks}
+            statuses = read_task_statuses([w for w in self.pending_writes if w[0] in ids])
             for task in tasks:
                 status = statuses.get(task.id)
                 if status is not None and status.finished:
@@ -621,7 +627,7 @@ class CheckpointedRun(Run):
     # --- commits ----------------------------------------------------------------------------
 
     def commit(self, task: Task) -> None:
-        super().commit(task)
+        Run.commit(self, task)
         error = task.error
         if error is None:
             # a lone task's writes travel with the step's checkpoint (one saver transaction)
@@ -641,7 +647,7 @@ class CheckpointedRun(Run):
 
     def after_tick(self) -> None:
         try:
-            super().after_tick()
+            Run.after_tick(self)
         except BaseException:
             if self.deferred_writes:
                 self.flush_deferred()
