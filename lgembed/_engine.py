@@ -44,6 +44,7 @@ ENGINE = (
     "lgembed.checkpoint.serde",
     "lgembed.checkpoint.memory",
     "lgembed.checkpoint.lmdb",
+    "lgembed.checkpoint._lmdb_env",
 )
 # engine modules compiled in place; setup.py reads this tuple from this file's text
 SOURCE_ONLY = ("lgembed.pregel._runner",)

@@ -210,7 +210,7 @@ def map_error(exc: BaseException, action: str, path: str) -> LmdbError:
 def enc(part: str) -> bytes:
     """One key component: UTF-8, NUL escaped as `00 ff`, terminated by `00 01`."""
     data = part.encode("utf-8", "surrogatepass")
-    if _NUL in data:
+    if 0 in data:  # Why the int: `b"\x00" in data` first tries the bytes as an int and raises inside
         data = data.replace(_NUL, _NUL_ESCAPED)
     return data + _TERM
 
@@ -242,8 +242,19 @@ def check_options(
 
 
 def enc_name(part: str) -> bytes:
-    """`enc`, memoized, for components that repeat (thread ids, namespaces, channel names)."""
-    return enc(part)
+    """`enc`, memoized, for components that repeat (namespaces, channel names)."""
+    data = _NAMES.get(part)
+    if data is None:
+        data = enc(part)
+        if len(_NAMES) >= _NAMES_MAX:
+            _NAMES.clear()
+        _NAMES[part] = data
+    return data
+
+
+_NAMES: dict = {}
+_NAMES_MAX = 4096
+# enc_name's memo: component -> key bytes (cleared whole when full: no per-hit upkeep)
 
 
 def parts_end(key: bytes, count: int, start: int = 0) -> int:
@@ -264,10 +275,17 @@ def decode_parts(key: bytes, count: int) -> list[str]:
     return [p.replace(_NUL_ESCAPED, _NUL).decode("utf-8", "surrogatepass") for p in parts]
 
 
-def _lmdb() -> Any:
-    import lmdb
+_LMDB: Any = None
 
-    return lmdb
+
+def _lmdb() -> Any:
+    """The py-lmdb module, imported on first use (kept: every write transaction asks)."""
+    global _LMDB
+    if _LMDB is None:
+        import lmdb
+
+        _LMDB = lmdb
+    return _LMDB
 
 
 # --- locks ----------------------------------------------------------------------------
