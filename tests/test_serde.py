@@ -819,3 +819,34 @@ def test_msgpack_is_imported_on_first_use_only():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-W", "error", "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+    y: int
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"v": 4, "channel_versions": {"a": 1, "b": "00000000000000000000000000000002.5"}, "ts": "t"},
+        [1, 2.5, True, None, "é", b"raw", {"k": [1, {"n": -(2**63)}]}],
+        2**64 - 1,
+        "x" * 70_000,
+        {"p": _Point(1, 2)},  # needs the hook below the top level
+        ("a", 1),  # a tuple: the hook keeps it a tuple (strict types)
+        {"lone": "\ud800"},  # a lone surrogate: replaced by "?" as LangGraph does
+        collections.OrderedDict(a=1),  # a dict subclass: the hook's business
+    ],
+    ids=["checkpoint", "natives", "u64max", "long-str", "nested-object", "tuple", "surrogate", "dict-subclass"],
+)
+def test_dumps_typed_bytes_are_those_of_the_hooked_packer(value):
+    """Z-1: the plain-Packer fast path of dumps_typed gives exactly the bytes the hooked
+    Packer gives, and falls back to it for anything msgpack cannot pack on its own; the
+    same value serialized again (after a fallback marked its type) is still the same."""
+    serde = MsgpackSerializer(allowed_types=[_Point])
+    expected = ("msgpack", serde._pack_top(value))
+    assert serde.dumps_typed(value) == expected
+    assert serde.dumps_typed(value) == expected
+    assert serde.loads_typed(serde.dumps_typed(value)) == serde.loads_typed(expected)
