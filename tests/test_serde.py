@@ -827,6 +827,14 @@ class _Point:
     y: int
 
 
+class _Level(enum.IntEnum):
+    LOW = 1
+
+
+class _Unregistered(enum.IntEnum):
+    ONE = 1
+
+
 @pytest.mark.parametrize(
     "value",
     [
@@ -838,15 +846,28 @@ class _Point:
         ("a", 1),  # a tuple: the hook keeps it a tuple (strict types)
         {"lone": "\ud800"},  # a lone surrogate: replaced by "?" as LangGraph does
         collections.OrderedDict(a=1),  # a dict subclass: the hook's business
+        _Level.LOW,  # an int subclass: an enum for the hook, not an int
+        {"level": [_Level.LOW]},
     ],
-    ids=["checkpoint", "natives", "u64max", "long-str", "nested-object", "tuple", "surrogate", "dict-subclass"],
+    ids=[
+        "checkpoint", "natives", "u64max", "long-str", "nested-object", "tuple", "surrogate", "dict-subclass",
+        "int-enum", "nested-int-enum",
+    ],
 )
 def test_dumps_typed_bytes_are_those_of_the_hooked_packer(value):
     """Z-1: the plain-Packer fast path of dumps_typed gives exactly the bytes the hooked
     Packer gives, and falls back to it for anything msgpack cannot pack on its own; the
     same value serialized again (after a fallback marked its type) is still the same."""
-    serde = MsgpackSerializer(allowed_types=[_Point])
+    serde = MsgpackSerializer(allowed_types=[_Point, _Level])
     expected = ("msgpack", serde._pack_top(value))
     assert serde.dumps_typed(value) == expected
     assert serde.dumps_typed(value) == expected
     assert serde.loads_typed(serde.dumps_typed(value)) == serde.loads_typed(expected)
+
+
+def test_dumps_typed_refuses_an_unregistered_int_subclass_on_the_fast_path_too():
+    """Z-1: an unregistered IntEnum is refused with the registration hint, never packed as its int."""
+    serde = MsgpackSerializer()
+    for value in (_Unregistered.ONE, {"a": [_Unregistered.ONE]}):
+        with pytest.raises(TypeError, match="Cannot serialize object of type"):
+            serde.dumps_typed(value)
