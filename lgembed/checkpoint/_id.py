@@ -37,6 +37,10 @@ _GREGORIAN_OFFSET = 0x01B21DD213814000
 # 100 ns intervals between the UUID epoch (1582-10-15) and the Unix epoch
 _LOCK = _thread.allocate_lock()
 _LAST_TIMESTAMP = [0]
+_acquire = _LOCK.acquire
+_release = _LOCK.release
+_getrandbits = random.getrandbits
+# bound once: uuid6_str runs once per checkpoint
 # the timestamp of the last id made in this process (a list so the lock guards a cell)
 
 
@@ -76,17 +80,20 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 def uuid6_str(clock_seq: int) -> str:
     """`str(uuid6(clock_seq=clock_seq))` without building a `uuid.UUID` (once per checkpoint)."""
     timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
-    with _LOCK:
+    _acquire()
+    try:
         if timestamp <= _LAST_TIMESTAMP[0]:
             timestamp = _LAST_TIMESTAMP[0] + 1
         _LAST_TIMESTAMP[0] = timestamp
+    finally:
+        _release()
     h = "%032x" % (
         ((timestamp >> 12) & 0xFFFF_FFFF_FFFF) << 80
         | 0x6 << 76
         | (timestamp & 0x0FFF) << 64
         | 0b10 << 62
         | (clock_seq & 0x3FFF) << 48
-        | random.getrandbits(48)
+        | _getrandbits(48)
     )
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
