@@ -196,3 +196,24 @@ def test_a_topic_written_by_one_run_is_empty_in_the_next():
     assert app.invoke({"go": False}) == {"go": False}
     assert list(app.stream({"go": True}, stream_mode="values"))[-1] == {"seen": [1, 2], "go": True}
     assert app.invoke({"go": False}) == {"go": False}
+
+
+def test_async_runs_one_after_another_and_at_the_same_time_keep_their_own_values():
+    import asyncio
+
+    app = _graph()
+
+    async def main() -> list:
+        first = await app.ainvoke({"a": 1})
+        second = await app.ainvoke({"a": 0})
+        together = await asyncio.gather(*(app.ainvoke({"a": i % 2}) for i in range(6)))
+        streamed = [c async for c in app.astream({"a": 0}, stream_mode="values")]
+        last = await app.ainvoke({"a": 0})
+        return [first, second, together, streamed[-1], last]
+
+    first, second, together, streamed, last = asyncio.run(main())
+    assert first == {"a": 2, "b": 1, "log": ["a", "b"]}
+    assert second == {"a": 1, "log": ["a"]}
+    assert together == [{"a": 1, "log": ["a"]}, {"a": 2, "b": 1, "log": ["a", "b"]}] * 3
+    assert streamed == {"a": 1, "log": ["a"]}
+    assert last == {"a": 1, "log": ["a"]}
