@@ -217,3 +217,34 @@ def test_async_runs_one_after_another_and_at_the_same_time_keep_their_own_values
     assert together == [{"a": 1, "log": ["a"]}, {"a": 2, "b": 1, "log": ["a", "b"]}] * 3
     assert streamed == {"a": 1, "log": ["a"]}
     assert last == {"a": 1, "log": ["a"]}
+
+
+def test_checkpointed_runs_on_new_and_existing_threads_keep_their_own_values():
+    from lgembed.checkpoint.memory import InMemorySaver
+
+    def a(s: S) -> dict:
+        return {"a": s.get("a", 0) + 1, "log": ["a"]}
+
+    def b(s: S) -> dict:
+        return {"b": 1, "log": ["b"]}
+
+    g = StateGraph(S)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", lambda s: "b" if s["a"] > 1 else END, ["b", END])
+    app = g.compile(checkpointer=InMemorySaver())
+
+    def cfg(t: str) -> dict:
+        return {"configurable": {"thread_id": t}}
+
+    assert app.invoke({"a": 1}, cfg("t1")) == {"a": 2, "b": 1, "log": ["a", "b"]}
+    assert app.invoke({"a": 0}, cfg("t2")) == {"a": 1, "log": ["a"]}
+    assert [c for c in app.stream({"a": 0}, cfg("t3"), stream_mode="updates")] == [{"a": {"a": 1, "log": ["a"]}}]
+    assert app.invoke({"a": 0}, cfg("t4")) == {"a": 1, "log": ["a"]}
+    # an existing thread continues from its own checkpoint
+    assert app.invoke({"a": 0}, cfg("t1")) == {"a": 1, "b": 1, "log": ["a", "b", "a"]}
+    assert app.get_state(cfg("t1")).values == {"a": 1, "b": 1, "log": ["a", "b", "a"]}
+    assert app.get_state(cfg("t2")).values == {"a": 1, "log": ["a"]}
+    assert app.get_state(cfg("t4")).values == {"a": 1, "log": ["a"]}
+    assert app.invoke({"a": 1}, cfg("t5")) == {"a": 2, "b": 1, "log": ["a", "b"]}

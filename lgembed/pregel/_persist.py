@@ -134,11 +134,9 @@ def tasks_with_writes(tasks: Iterable[Any], pending_writes: list, states: dict |
 
 
 def empty_checkpoint() -> dict:
-    from lgembed.checkpoint._id import uuid6
-
     return {
         "v": 4,
-        "id": str(uuid6(clock_seq=-2)),
+        "id": uuid6_str(-2),
         "ts": now_iso(),
         "channel_values": {},
         "channel_versions": {},
@@ -226,7 +224,11 @@ class CheckpointedRun(Run):
         parent_config = saved.parent_config if saved is not None else None
         self.prev_checkpoint_id = parent_config[CONF].get(CONFIG_KEY_CHECKPOINT_ID) if parent_config else None
         values = checkpoint.get("channel_values") or {}
-        self.channels = {k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in self.graph._specs.items()}
+        if saved is None:
+            # a new thread: empty channels, maybe those a finished run gave back
+            self.channels = self.graph._empty_channels()
+        else:
+            self.channels = {k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in self.graph._specs.items()}
         self.versions = dict(checkpoint.get("channel_versions") or {})
         self.seen = {k: dict(v) for k, v in (checkpoint.get("versions_seen") or {}).items()}
         self.seen.setdefault(INPUT, {})
@@ -237,7 +239,11 @@ class CheckpointedRun(Run):
         self._set_null_version()
         updated = checkpoint.get("updated_channels")
         self.updated = set(updated) if updated else None
-        self.live = {k for k, ch in self.channels.items() if ch._lg_clears_on_empty and ch.is_available()}
+        self.live = {
+            k
+            for k, ch in self.channels.items()
+            if ch._lg_clears_on_empty and (ch.value is not MISSING if ch._lg_kind else ch.is_available())
+        }
         self.step = metadata.get("step", -2) + 1
         self.stop = self.step + self.limit + 1
         self.parents = dict(configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {})

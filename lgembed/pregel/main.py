@@ -167,8 +167,8 @@ class Pregel:
         self._recycled = (self._specs, [])
 
     def _empty_channels(self) -> dict:
-        """Empty channels for a run without a checkpointer: a set a finished run gave
-        back (`_recycle_channels`), or new copies of the prototypes."""
+        """Empty channels for a run without a checkpointer or on a new thread: a set a
+        finished run gave back (`_recycle_channels`), or new copies of the prototypes."""
         specs = self._specs
         recycled = self._recycled
         if recycled[0] is specs and recycled[1]:
@@ -193,7 +193,7 @@ class Pregel:
         specs = self._specs
         recycled = self._recycled
         channels = run.channels
-        if recycled[0] is not specs or len(recycled[1]) >= _RECYCLED_MAX or type(run) is not Run or not channels:
+        if recycled[0] is not specs or len(recycled[1]) >= _RECYCLED_MAX or not channels:
             return
         run.channels = {}
         written_made = self._written_made
