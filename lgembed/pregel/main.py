@@ -458,6 +458,7 @@ class Pregel:
             yield fmt(out.popleft())
 
     def _drive(self, run: Run, holder: list) -> Iterator[None]:
+        run_alone = (_EXEC or _exec()).run_alone
         # yields hand the chunks in `run.out` to stream(); none when there are none
         out = run.out
         while True:
@@ -528,7 +529,7 @@ class Pregel:
         holder: list = []
         try:
             # `_drive` without yielding: values are read once at the end (V-2)
-            run_to_end(run, holder)
+            (_EXEC or _exec()).run_to_end(run, holder)
         finally:
             if holder:
                 holder[0].shutdown(wait=False)
@@ -984,6 +985,16 @@ def _coerce_checkpoint_values(payload: Any, mapper: Any) -> None:
         payload["values"] = mapper(payload["values"])
 
 
-# last: lgembed.pregel._exec (compiled) imports lgembed.graph, whose modules import
-# Pregel from this module
-from lgembed.pregel._exec import run_alone, run_to_end  # noqa: E402
+_EXEC: Any = None
+# lgembed.pregel._exec, imported by the first run (not by `import lgembed.graph`: about
+# 0.3 ms of a graph's import and compile) and kept (a function-level import on every
+# run costs about 10,000 instructions in the compiled build)
+
+
+def _exec() -> Any:
+    global _EXEC
+    if _EXEC is None:
+        from lgembed.pregel import _exec as module
+
+        _EXEC = module
+    return _EXEC
