@@ -26,7 +26,7 @@ class S(TypedDict, total=False):
     log: Annotated[list, operator.add]
 
 
-def _graph() -> Any:
+def _graph(checkpointer: Any = None) -> Any:
     """a -> (b only when the input says so); both write their own key."""
 
     def a(s: S) -> dict:
@@ -40,7 +40,7 @@ def _graph() -> Any:
     g.add_node("b", b)
     g.add_edge(START, "a")
     g.add_conditional_edges("a", lambda s: "b" if s["a"] > 1 else END, ["b", END])
-    return g.compile()
+    return g.compile(checkpointer=checkpointer)
 
 
 def test_a_key_written_by_one_run_is_empty_in_the_next():
@@ -222,18 +222,7 @@ def test_async_runs_one_after_another_and_at_the_same_time_keep_their_own_values
 def test_checkpointed_runs_on_new_and_existing_threads_keep_their_own_values():
     from lgembed.checkpoint.memory import InMemorySaver
 
-    def a(s: S) -> dict:
-        return {"a": s.get("a", 0) + 1, "log": ["a"]}
-
-    def b(s: S) -> dict:
-        return {"b": 1, "log": ["b"]}
-
-    g = StateGraph(S)
-    g.add_node("a", a)
-    g.add_node("b", b)
-    g.add_edge(START, "a")
-    g.add_conditional_edges("a", lambda s: "b" if s["a"] > 1 else END, ["b", END])
-    app = g.compile(checkpointer=InMemorySaver())
+    app = _graph(InMemorySaver())
 
     def cfg(t: str) -> dict:
         return {"configurable": {"thread_id": t}}

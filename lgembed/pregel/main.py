@@ -986,8 +986,8 @@ def _coerce_checkpoint_values(payload: Any, mapper: Any) -> None:
 
 
 _EXEC: Any = None
-# lgembed.pregel._exec, imported by the first run (not by `import lgembed.graph`: about
-# 0.3 ms of a graph's import and compile) and kept (a function-level import on every
+# lgembed.pregel._exec, imported by the first run (not by `import lgembed.graph`: it
+# added about 1 ms to a graph's import and compile) and kept (a function-level import on every
 # run costs about 10,000 instructions in the compiled build)
 
 
