@@ -93,7 +93,10 @@ def apply_writes(
                 _warn_unknown(task, chan)
         for chan, val in writes:
             ch = channels.get(chan)
-            if ch is not None and not (ch._lg_kind and _store(ch, chan, val, versions, next_version, updated, live)):
+            if ch is None:
+                continue
+            kind = ch._lg_kind
+            if not (kind and _store(ch, kind, chan, val, versions, next_version, updated, live)):
                 _update(ch, chan, [val], versions, next_version, updated, live)
     else:
         grouped: dict = {}
@@ -109,7 +112,8 @@ def apply_writes(
                     _warn_unknown(task, chan)
         for chan, vals in grouped.items():
             ch = channels[chan]
-            if not (ch._lg_kind and len(vals) == 1 and _store(ch, chan, vals[0], versions, next_version, updated, live)):
+            kind = ch._lg_kind
+            if not (kind and len(vals) == 1 and _store(ch, kind, chan, vals[0], versions, next_version, updated, live)):
                 _update(ch, chan, vals, versions, next_version, updated, live)
 
     if bump_step:
@@ -175,16 +179,18 @@ def _warn_unknown(task: object, chan: object) -> None:
     logger.warning(f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it.")
 
 
-def _store(ch: object, chan: object, val: object, versions: dict, next_version: object, updated: set, live: set) -> bool:
-    """One write to an exact LastValue / EphemeralValue: its update() and is_available()
-    inlined (the value is stored, the channel is available). False, doing nothing, for
-    MISSING (left to update())."""
+def _store(
+    ch: object, kind: int, chan: object, val: object, versions: dict, next_version: object, updated: set, live: set
+) -> bool:
+    """One write to an exact LastValue / EphemeralValue (`kind`, its `_lg_kind`): its
+    update() and is_available() inlined (the value is stored, the channel is available).
+    False, doing nothing, for MISSING (left to update())."""
     if val is MISSING:
         return False
     ch.value = val
     versions[chan] = next_version
     updated.add(chan)
-    if ch._lg_kind == 2:  # EphemeralValue._lg_clears_on_empty
+    if kind == 2:  # EphemeralValue._lg_clears_on_empty
         live.add(chan)
     return True
 

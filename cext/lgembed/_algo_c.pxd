@@ -25,8 +25,8 @@ cpdef set apply_writes(dict channels, dict versions, dict seen, list tasks, obje
 @cython.locals(n=Py_ssize_t, names=set)
 cdef bint _one_each(object writes) except -1
 cdef _warn_unknown(object task, object chan)
-cdef bint _store(object ch, object chan, object val, dict versions, object next_version, set updated,
-                 set live) except -1
+cdef bint _store(object ch, object kind, object chan, object val, dict versions, object next_version,
+                 set updated, set live) except -1
 cdef _update(object ch, object chan, list vals, dict versions, object next_version, set updated, set live)
 
 @cython.locals(found=set)

@@ -37,11 +37,11 @@ _GREGORIAN_OFFSET = 0x01B21DD213814000
 # 100 ns intervals between the UUID epoch (1582-10-15) and the Unix epoch
 _LOCK = _thread.allocate_lock()
 _LAST_TIMESTAMP = [0]
+# the timestamp of the last id made in this process (a list so the lock guards a cell)
 _acquire = _LOCK.acquire
 _release = _LOCK.release
 _getrandbits = random.getrandbits
 # bound once: uuid6_str runs once per checkpoint
-# the timestamp of the last id made in this process (a list so the lock guards a cell)
 
 
 def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:

@@ -551,9 +551,9 @@ class MsgpackSerializer:
         self._defaults: dict[str, Callable[[Any], Any]] = {}
         # unicode error mode -> msgpack `default` hook
         self._packers = threading.local()
+        # per thread: `busy` while its Packer packs, `by_mode` {unicode error mode: Packer}
         self._hooked: set[type] = set()
         # top-level types a plain pack failed on once: packed with the hook right away
-        # per thread: `busy` while its Packer packs, `by_mode` {unicode error mode: Packer}
         for entry in allowed_types:
             self._register(entry)
 

@@ -181,12 +181,7 @@ class CheckpointedRun(Run):
         self.null_resume: Any = MISSING
         self.exit_parent: Any = MISSING  # durability="exit": the parent of the checkpoint saved at the end
         self.prev_checkpoint_id: Any = None
-        self.superseded = False
-        self.checkpoint: Any = None
-        self.checkpoint_metadata: Any = None
-        self.loaded_versions: Any = None
-        self.saved_mark: Any = None
-        self._put_base: Any = None
+        # the checkpoint fields (checkpoint, superseded, saved_mark, ...) are set by load_saved
 
     # --- loading ---------------------------------------------------------------------
 

@@ -391,7 +391,7 @@ def _update_task_id(checkpoint_id: str, i: int) -> str:
 
 def _put(run: CheckpointedRun, saver: Any, put_config: dict, source: str, step: int, parents: dict) -> dict:
     from lgembed._typing import MISSING
-    from lgembed.checkpoint._id import now_iso, uuid6
+    from lgembed.checkpoint._id import now_iso, uuid6_str
 
     values = {}
     for k in run.versions:
@@ -403,7 +403,7 @@ def _put(run: CheckpointedRun, saver: Any, put_config: dict, source: str, step: 
             values[k] = data
     checkpoint = {
         "v": 4,
-        "id": str(uuid6(clock_seq=step)),
+        "id": uuid6_str(step),
         "ts": now_iso(),
         "channel_values": values,
         "channel_versions": dict(run.versions),
@@ -497,10 +497,10 @@ def _update_superstep(graph: Any, saver: Any, config: dict, updates: list, is_fi
             raise InvalidUpdateError("Cannot copy checkpoint with multiple updates")
         if saved is None:
             raise InvalidUpdateError("Cannot copy a non-existent checkpoint")
-        from lgembed.checkpoint._id import now_iso, uuid6
+        from lgembed.checkpoint._id import now_iso, uuid6_str
 
         checkpoint = dict(saved.checkpoint)
-        checkpoint["id"] = str(uuid6(clock_seq=step))
+        checkpoint["id"] = uuid6_str(step)
         checkpoint["ts"] = now_iso()
         checkpoint["updated_channels"] = None
         parent = saved.parent_config or {CONF: {k: v for k, v in saved.config[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID}}

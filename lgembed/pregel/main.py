@@ -458,7 +458,7 @@ class Pregel:
             yield fmt(out.popleft())
 
     def _drive(self, run: Run, holder: list) -> Iterator[None]:
-        run_alone = (_EXEC or _exec()).run_alone
+        run_alone = _exec().run_alone
         # yields hand the chunks in `run.out` to stream(); none when there are none
         out = run.out
         while True:
@@ -529,7 +529,7 @@ class Pregel:
         holder: list = []
         try:
             # `_drive` without yielding: values are read once at the end (V-2)
-            (_EXEC or _exec()).run_to_end(run, holder)
+            _exec().run_to_end(run, holder)
         finally:
             if holder:
                 holder[0].shutdown(wait=False)
