@@ -367,12 +367,12 @@ def test_crafted_version_codes_give_a_str_or_fail_cleanly(code, expected):
     stored = saver.put(cfg(), ckpt(0, {"a": 1}, {"a": version}, {"n": {"a": version}}), md(), {"a": version})
     lane, checkpoint_id = _record(saver, stored)
     record = msgpack.unpackb(lane.checkpoints[checkpoint_id])
-    _, versions, seen, _, _, empty = record  # the layout of memory.py's docstring
+    _, versions, _, _, empty, seen = record  # the layout of memory.py's docstring
     for target in ("channel_versions", "versions_seen", "empty"):
         if target == "channel_versions":
             versions[1] = [code]
         elif target == "versions_seen":
-            seen[3] = [code]
+            seen[0][2] = [code]  # the row of node "n": [node, names, codes]
         else:  # only the blobs view reads the "empty" marks
             empty[:] = [[0], [code]]
         lane.checkpoints[checkpoint_id] = msgpack.packb(record, use_bin_type=True)

@@ -78,24 +78,25 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 
 
 def uuid6_str(clock_seq: int) -> str:
-    """`str(uuid6(clock_seq=clock_seq))` without building a `uuid.UUID` (once per checkpoint)."""
-    timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
+    """`str(uuid6(clock_seq=clock_seq))` without building a `uuid.UUID` (once per checkpoint).
+
+    Strategy: the id's two 64-bit halves are computed apart, so the compiled build
+    (`_id.pxd`) does the arithmetic on C integers instead of 128-bit Python ints.
+    """
+    timestamp = time.time_ns() // 100
+    timestamp += _GREGORIAN_OFFSET
     _acquire()
     try:
-        if timestamp <= _LAST_TIMESTAMP[0]:
-            timestamp = _LAST_TIMESTAMP[0] + 1
+        last = _LAST_TIMESTAMP[0]
+        if timestamp <= last:
+            timestamp = last + 1
         _LAST_TIMESTAMP[0] = timestamp
     finally:
         _release()
-    h = "%032x" % (
-        ((timestamp >> 12) & 0xFFFF_FFFF_FFFF) << 80
-        | 0x6 << 76
-        | (timestamp & 0x0FFF) << 64
-        | 0b10 << 62
-        | (clock_seq & 0x3FFF) << 48
-        | _getrandbits(48)
-    )
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    seq = clock_seq & 0x3FFF
+    node = _getrandbits(48)
+    high = ((timestamp >> 12) & 0xFFFF_FFFF_FFFF) << 16 | 0x6 << 12 | (timestamp & 0x0FFF)
+    return "%08x-%04x-%04x-%04x-%012x" % (high >> 32, (high >> 16) & 0xFFFF, high & 0xFFFF, 0x8000 | seq, node)
 
 
 _ISO_SECOND: tuple = (None, "")

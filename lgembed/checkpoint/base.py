@@ -173,7 +173,10 @@ def get_checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata
     in `EXCLUDED_METADATA_KEYS`. NUL characters are stripped from str values (also
     those already in `metadata`).
     """
-    out: dict[str, Any] = {k: v.replace("\x00", "") if isinstance(v, str) else v for k, v in metadata.items()}
+    out: dict[str, Any] = dict(metadata)
+    for k, v in metadata.items():
+        if isinstance(v, str) and (type(v) is not str or "\x00" in v):
+            out[k] = v.replace("\x00", "")  # (a str subclass comes out as a str, as from replace)
     for source in (config.get("metadata"), config.get("configurable")):
         if not source:
             continue

@@ -24,14 +24,16 @@ version string) retains about 66 kB per thread of a 10-node chain run once; this
 one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
 
 - a checkpoint is one `bytes` record. With the default `MsgpackSerializer` it is
-  the serde's msgpack of `[checkpoint, channel_versions, versions_seen, metadata,
-  parent_id, empty]`: the checkpoint dict without `channel_values` (values are
-  blobs), its `id` None (the record's key) and, when they are encoded beside it,
-  `channel_versions` as `[names, codes]` and `versions_seen` as `[nodes, sizes,
-  names, codes]` (else None beside it and the dict in place); `empty` is `[names,
-  codes]` of the channels put without a value. With another serializer: plain
-  msgpack of `[None, tag, bytes, tag, bytes, parent_id, empty]` (its typed
-  checkpoint and metadata, as LangGraph stores them);
+  the serde's msgpack of `[checkpoint, channel_versions, metadata, parent_id, empty,
+  versions_seen]`: the checkpoint dict without `channel_values` (values are blobs),
+  its `id` None (the record's key) and, when they are encoded beside it,
+  `channel_versions` as `[names, codes]` and `versions_seen` as an array of `[node,
+  names, codes]` rows (else None beside it and the dict in place); `empty` is
+  `[names, codes]` of the channels put without a value. A node's row is packed once
+  and reused while its entry is unchanged (only the node that ran changes it), so
+  the record is packed without `versions_seen` and its rows are appended as bytes.
+  With another serializer: plain msgpack of `[None, tag, bytes, tag, bytes,
+  parent_id, empty]` (its typed checkpoint and metadata, as LangGraph stores them);
 - a name (key, channel, node, task path) is an index into the saver's name table
   (it only grows, to `_NAMES_MAX` names; later names are stored as themselves), a
   str, or `[name]` for a non-str;
@@ -51,7 +53,9 @@ one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
   idxs, channels, values]`, or plain msgpack of `[..., [tag, bytes] pairs, 0]` (for
   another serializer, or a value it stores only at top level, like bytearray).
 
-Records are immutable and hold no thread id, so `copy_thread` shares them.
+Records are immutable and hold no thread id, so `copy_thread` shares them. The
+tables and the encoding code live in `_Store`, an extension type in the compiled
+build; the saver's methods hand it their serde.
 `storage`, `writes` and `blobs` are read-only views in LangGraph's shapes, rebuilt
 on each access (for inspection and tests; lgembed itself never reads them).
 
@@ -106,8 +110,12 @@ _U64_LIMIT = 1 << 64
 _CODE_BYTES_MAX = 24
 # a version code stored as bytes has at most this many (the integer part has 32 digits)
 _PLAIN_ERRORS = (TypeError, ValueError, OverflowError)
+_FIXARRAYS = tuple(bytes((0x90 | n,)) for n in range(16))
+# msgpack's one-byte headers of arrays of 0..15 items
 # what msgpack alone raises for an object only the serde can pack
 _MISSING = object()
+_PREFIXES: dict = {}
+# current counter -> `f"{counter + 1:032}."`, the integer part of the next version (up to _CACHE_MAX)
 
 
 def _msgpack() -> Any:
@@ -241,6 +249,20 @@ def _typed(stored: Any) -> tuple[str, Any]:
     return stored
 
 
+def _fast(serde: SerializerProtocol) -> bool:
+    """Whether records are packed by `serde` itself (the default MsgpackSerializer)."""
+    return type(serde) is MsgpackSerializer
+
+
+def _pack_part(serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, value: Any) -> bytes:
+    """msgpack of `value` as the serde (a MsgpackSerializer) writes it inside a record;
+    `pack`: a Packer's, as `_plain_pack` (None: that one)."""
+    try:
+        return pack(value) if pack else _plain_pack(value)
+    except _PLAIN_ERRORS:
+        return serde.dumps_typed(value)[1]
+
+
 def _typed_pair(stored: Any) -> tuple[str, Any]:
     if type(stored) is list and len(stored) == 2:
         return stored[0], stored[1]
@@ -301,6 +323,566 @@ class _View(Mapping):
         return repr(self._build(None))
 
 
+class _Store:
+    """An InMemorySaver's state and the code that encodes, stores and decodes it.
+
+    Why a class apart from the saver: `BaseCheckpointSaver` is `Generic`, so the saver
+    cannot be an extension type; this one is in the compiled build
+    (`lgembed/checkpoint/memory.pxd`), so a put's many table lookups and helper calls
+    are C struct reads and C calls instead of instance-dict reads and Python method
+    calls. A saver and its `with_allowlist` clones share one store; the serde, which
+    may differ between them, is an argument of every method that serializes.
+    """
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.acquire, self.release = lock.acquire, lock.release
+        # bound once: a `with` statement looks both methods up on every put
+        self.threads: dict[str, dict[str, _Lane]] = {}
+        # thread_id -> checkpoint_ns -> lane; threads in the order of their first put
+        self.names: list[str] = []
+        self.name_refs: dict[str, int] = {}
+        # the name table: index -> name, name -> index
+        self.codes: dict[str, Any] = {}
+        self.texts: dict[int, str] = {}
+        # caches: version string -> stored code, int code -> version string
+        self.seen_memo: dict[str, tuple] = {}
+        # node -> (its versions_seen entry, its packed row): see _encode_seen
+
+    # --- names and version codes -------------------------------------------------------
+
+    def _name(self, name: Any) -> Any:
+        """The stored form of a name, adding a str to the table while there is room."""
+        if type(name) is not str:
+            return name if isinstance(name, str) else [name]
+        ref = self.name_refs.get(name)
+        if ref is not None:
+            return ref
+        with self.lock:
+            ref = self.name_refs.get(name)
+            if ref is None:
+                if len(self.names) >= _NAMES_MAX:
+                    return name
+                ref = len(self.names)
+                self.names.append(name)  # before other threads can see the index
+                self.name_refs[name] = ref
+            return ref
+
+    def _names_for(self, names: list | dict) -> list:
+        refs = self.name_refs
+        try:  # Strategy: C-level lookups; one miss takes the slow path
+            return [refs[name] for name in names]
+        except (KeyError, TypeError):
+            return [self._name(name) for name in names]
+
+    def _unname(self, stored: Any) -> Any:
+        if type(stored) is int and 0 <= stored < len(self.names):
+            return self.names[stored]
+        if type(stored) is str:
+            return stored
+        if type(stored) is list and len(stored) == 1:
+            name = _hashable(stored[0])
+            hash(name)  # a dict key: TypeError (corrupt) if it cannot be one
+            return name
+        raise _corrupt("a name", stored)
+
+    def _names_of(self, stored: list) -> list:
+        try:
+            return list(map(self.names.__getitem__, stored))
+        except (TypeError, IndexError):  # a name stored as itself
+            return [self._unname(s) for s in stored]
+
+    def _code(self, version: Any) -> Any:
+        if type(version) is not str:
+            return [version]
+        code = self.codes.get(version)
+        if code is None:
+            code = _parse_version(version)
+            _remember(self.codes, version, code)
+        return code
+
+    def _codes_for(self, versions: Any) -> list:
+        known = self.codes
+        try:
+            return [known[version] for version in versions]
+        except (KeyError, TypeError):  # not cached, or not a str
+            return [self._code(v) for v in versions]
+
+    def _text(self, code: Any) -> Any:
+        """The version a stored code stands for (for an int code, the exact LangGraph string)."""
+        if type(code) is int:
+            text = self.texts.get(code)
+            if text is None:
+                if not 0 <= code < _U64_LIMIT:
+                    raise _corrupt("a version", code)
+                text = _format_version(code)
+                _remember(self.texts, code, text)
+            return text
+        if type(code) is str:
+            return code
+        if type(code) is bytes and 0 < len(code) <= _CODE_BYTES_MAX:
+            return _format_version(int.from_bytes(code, "big"))
+        if type(code) is list and len(code) == 1:
+            return code[0]
+        raise _corrupt("a version", code)
+
+    def _texts_of(self, codes: list) -> list:
+        try:
+            return list(map(self.texts.__getitem__, codes))
+        except (KeyError, TypeError):  # not cached, or not an int code
+            return [self._text(c) for c in codes]
+
+    def _blob_key(self, stored_name: Any, code: Any, channel: Any) -> Any:
+        if type(stored_name) is int and type(code) is int:
+            return code << _REF_BITS | stored_name
+        return (channel, _version_key(code))
+
+    def _encode_versions(self, versions: Any) -> list | None:
+        """`[names, codes]` of a `{channel: version}` dict; None for anything else."""
+        if type(versions) is not dict:
+            return None
+        return [self._names_for(versions), self._codes_for(versions.values())]
+
+    def _encode_seen(self, serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, seen: Any) -> bytes | None:
+        """msgpack of `versions_seen` as an array of `[node, names, codes]` rows; None if
+        it is not a dict of dicts.
+
+        Strategy: a node's row changes only when that node runs, so each node's packed
+        row is remembered with the entry it encodes and reused while they are equal.
+        """
+        if type(seen) is not dict:
+            return None
+        rows: list = []
+        memo = self.seen_memo
+        refs, known = self.name_refs, self.codes
+        try:
+            for node, versions in seen.items():
+                hit = memo.get(node)
+                if hit is None or hit[0] != versions:
+                    row = [refs[node], [refs[k] for k in versions], [known[v] for v in versions.values()]]
+                    hit = (dict(versions), _pack_part(serde, pack, row))
+                    if type(node) is str:  # (its versions are str: `known` had them)
+                        if len(memo) >= _SEEN_MEMO_MAX:
+                            memo.clear()
+                        memo[node] = hit
+                rows.append(hit[1])
+        except (KeyError, TypeError, AttributeError):  # not cached yet, or not a dict of dicts
+            if not all([isinstance(versions, dict) for versions in seen.values()]):
+                return None
+            rows = [
+                _pack_part(serde, pack, [self._name(node), [self._name(k) for k in versions], [self._code(v) for v in versions.values()]])
+                for node, versions in seen.items()
+            ]
+        count = len(rows)
+        head = _FIXARRAYS[count] if count < 16 else b"\xdc" + count.to_bytes(2, "big") if count < 65536 else b"\xdd" + count.to_bytes(4, "big")
+        rows.insert(0, head)
+        return b"".join(rows)
+
+    def _decode_seen(self, value: Any) -> dict:
+        if type(value) is not list:
+            raise _corrupt("versions_seen", value)
+        seen = {}
+        for row in value:
+            if type(row) is not list or len(row) != 3:
+                raise _corrupt("versions_seen", row)
+            node, names, codes = row
+            if type(names) is not list or type(codes) is not list or len(names) != len(codes):
+                raise _corrupt("versions_seen", row)
+            seen[self._unname(node)] = dict(zip(self._names_of(names), self._texts_of(codes)))
+        return seen
+
+    def _decode_versions(self, value: Any) -> tuple[dict, list]:
+        """`(channel_versions, [(channel, blob key)])` of an encoded `channel_versions`."""
+        names, codes = _lists(value, 2, "channel_versions")
+        if len(names) != len(codes):
+            raise _corrupt("channel_versions", value)
+        try:  # all indexed names and cached int codes: C-level
+            channels = list(map(self.names.__getitem__, names))
+            versions = dict(zip(channels, map(self.texts.__getitem__, codes)))
+            return versions, list(zip(channels, map(or_, map(lshift, codes, repeat(_REF_BITS)), names)))
+        except (KeyError, TypeError, IndexError):
+            channels = [self._unname(n) for n in names]
+            versions = dict(zip(channels, [self._text(c) for c in codes]))
+            return versions, [(ch, self._blob_key(n, c, ch)) for ch, n, c in zip(channels, names, codes)]
+
+    # --- records -----------------------------------------------------------------------
+
+    def _unpack(self, serde: SerializerProtocol, record: bytes, what: str) -> list:
+        """A record as a list (the serde's msgpack with `_fast(serde)`, else plain msgpack).
+
+        Raises:
+            DeserializationError: for a corrupt record, or a value the serde refuses.
+        """
+        if _fast(serde):
+            try:
+                value = _plain_unpack(record)
+            except (_HasExt, TypeError, ValueError):
+                value = serde.loads_typed(("msgpack", record))
+        else:
+            try:
+                value = _msgpack().unpackb(record, raw=False, strict_map_key=False)
+            except (ValueError, TypeError) as e:
+                raise _corrupt(what, record) from e
+        if type(value) is not list:
+            raise _corrupt(what, value)
+        return value
+
+    def _store_value(self, serde: SerializerProtocol, value: Any) -> Any:
+        """The stored form of a channel value (see the module docstring).
+
+        Raises:
+            TypeError: when the serde cannot serialize it.
+        """
+        if _fast(serde):
+            if value is None:
+                return None
+            if not isinstance(value, (bytes, bytearray)):  # those have their own tags
+                try:
+                    return _plain_pack(value)
+                except _PLAIN_ERRORS:
+                    pass
+        return _stored(serde.dumps_typed(value))
+
+    def _load_value(self, serde: SerializerProtocol, stored: Any) -> Any:
+        if type(stored) is bytes and _fast(serde):
+            try:
+                return _plain_unpack(stored)
+            except (_HasExt, TypeError, ValueError):
+                pass
+        return serde.loads_typed(_typed(stored))
+
+    def _encode(
+        self,
+        serde: SerializerProtocol,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        empty: list,
+        pack: Callable[[Any], bytes] | None,
+    ) -> bytes:
+        """The record of a checkpoint (see the module docstring); `pack`: a Packer's, as `_plain_pack`.
+
+        Raises:
+            TypeError: when the serde cannot serialize a value.
+        """
+        parent = config["configurable"].get("checkpoint_id")
+        metadata = get_checkpoint_metadata(config, metadata)
+        rest = checkpoint.copy()
+        del rest["channel_values"]
+        if not _fast(serde):
+            return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty])
+        rest["id"] = None  # the record's key
+        versions = self._encode_versions(rest.get("channel_versions"))
+        if versions is not None:
+            rest["channel_versions"] = None
+        seen = self._encode_seen(serde, pack, rest.get("versions_seen"))
+        if seen is not None:
+            rest["versions_seen"] = None
+        record = [rest, versions, metadata, parent, empty, None]
+        try:
+            packed = pack(record) if pack else _plain_pack(record)
+        except _PLAIN_ERRORS:
+            packed = serde.dumps_typed(record)[1]
+        # the record's last item, packed None (one byte), becomes the packed versions_seen
+        return packed if seen is None else packed[:-1] + seen
+
+    def _decode(self, serde: SerializerProtocol, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
+        """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`.
+
+        Raises:
+            DeserializationError: for a corrupt record, or a value the serde refuses.
+        """
+        try:
+            return self._decode_record(serde, record, checkpoint_id)
+        except DeserializationError:
+            raise
+        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
+            # Why: only this saver writes records, so anything unexpected means corruption
+            raise _corrupt("a checkpoint", record) from e
+
+    def _decode_record(self, serde: SerializerProtocol, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
+        parts = self._unpack(serde, record, "a checkpoint")
+        if record[:1] == b"\x97":  # written with another serializer: its typed pairs
+            _, tag, payload, meta_tag, meta_payload, parent, empty = parts
+            checkpoint = serde.loads_typed((tag, payload))
+            metadata = serde.loads_typed((meta_tag, meta_payload))
+            return checkpoint, metadata, parent, self._version_keys(checkpoint), empty
+        checkpoint, versions, metadata, parent, empty, seen = parts
+        if type(checkpoint) is not dict or type(metadata) is not dict:
+            raise _corrupt("a checkpoint", parts)
+        if "id" in checkpoint:
+            checkpoint["id"] = checkpoint_id
+        if versions is None:  # not a dict of versions: stored as it was
+            keys = self._version_keys(checkpoint)
+        else:
+            checkpoint["channel_versions"], keys = self._decode_versions(versions)
+        if seen is not None:
+            checkpoint["versions_seen"] = self._decode_seen(seen)
+        return checkpoint, metadata, parent, keys, empty
+
+    def _version_keys(self, checkpoint: dict) -> list:
+        """`[(channel, blob key)]` of a checkpoint whose `channel_versions` was stored as it was."""
+        versions = checkpoint.get("channel_versions")
+        if not isinstance(versions, dict):
+            return []
+        return [(ch, self._blob_key(self._name(ch), self._code(v), ch)) for ch, v in versions.items()]
+
+    def _pack_writes(self, serde: SerializerProtocol, task_id: str, path: str, idxs: list, channels: list, values: list) -> bytes:
+        """A write record; a value is an object, or a `_Serialized` `(tag, bytes)` pair.
+
+        Raises:
+            TypeError: when the serde cannot serialize a value.
+        """
+        ref = self.name_refs.get(path) if type(path) is str else None
+        head = [task_id, self._name(path) if ref is None else ref, idxs, self._names_for(channels)]
+        if type(serde) is MsgpackSerializer:
+            for value in values:
+                if isinstance(value, (bytearray, _Serialized)):
+                    break  # bytearray: its own tag at top level, and only there
+            else:
+                head.append(values)
+                try:
+                    return _plain_pack(head)
+                except _PLAIN_ERRORS:
+                    pass
+                try:
+                    return serde.dumps_typed(head)[1]
+                except TypeError:
+                    head.pop()  # the error dumps_typed raises below, with its message
+        dumps = serde.dumps_typed
+        typed = [list(v.pair) if isinstance(v, _Serialized) else list(dumps(v)) for v in values]
+        return _msgpack().packb([*head, typed, 0])
+
+    def _write_rows(self, serde: SerializerProtocol, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
+        """`(task_path, task_id, idx, channel, (True, value) | (False, (tag, bytes)))` of write records.
+
+        Raises:
+            DeserializationError: for a corrupt record, or a value the serde refuses.
+        """
+        try:
+            return self._write_rows_of(serde, entry)
+        except DeserializationError:
+            raise
+        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
+            raise _corrupt("pending writes", entry) from e
+
+    def _write_rows_of(self, serde: SerializerProtocol, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
+        rows = []
+        for packed in (entry,) if type(entry) is bytes else entry:
+            record = self._unpack(serde, packed, "pending writes")
+            if len(record) not in (5, 6) or any(type(item) is not list for item in record[2:5]):
+                raise _corrupt("pending writes", record)
+            task_id, path, idxs, names, values = record[:5]
+            entries = [(False, _typed_pair(v)) for v in values] if len(record) == 6 else [(True, v) for v in values]
+            path = self._unname(path)
+            if (
+                not len(idxs) == len(names) == len(entries)
+                or type(task_id) is not str
+                or type(path) is not str
+                or any(type(idx) is not int for idx in idxs)
+            ):  # put_writes takes str task ids and paths, and makes int indexes
+                raise _corrupt("pending writes", record)
+            rows += ((path, task_id, idx, ch, e) for idx, ch, e in zip(idxs, self._names_of(names), entries))
+        return rows
+
+    # --- write --------------------------------------------------------------------
+
+    def _lane_for_put(self, thread_id: str, checkpoint_ns: str) -> _Lane:
+        """The lane a checkpoint goes to (call with the lock held)."""
+        threads = self.threads
+        lanes = threads.get(thread_id)
+        if lanes is None:
+            lanes = threads[thread_id] = {}
+        lane = lanes.get(checkpoint_ns)
+        if lane is None:
+            lane = lanes[checkpoint_ns] = _Lane()
+        elif lane.checkpoints:
+            return lane
+        if not any([other.checkpoints for other in lanes.values()]):
+            # the thread's first checkpoint: list(None) orders threads by it (LangGraph's
+            # storage gets the thread then), even when put_writes made the entry earlier
+            del threads[thread_id]
+            threads[thread_id] = lanes
+        return lane
+
+    def put(
+        self,
+        serde: SerializerProtocol,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """`InMemorySaver.put`, values and records serialized through `serde`."""
+        thread_id = config["configurable"]["thread_id"]
+        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+        checkpoint_id = checkpoint["id"]
+        values = checkpoint["channel_values"]
+        # serialize everything first, so a bad value stores nothing
+        blobs = []
+        empty: list = [[], []]
+        codes, refs = self.codes, self.name_refs
+        pack = thread_pack(True) if type(serde) is MsgpackSerializer else None
+        for channel, version in new_versions.items():
+            code = codes.get(version) if type(version) is str else None
+            if code is None:
+                code = self._code(version)
+            ref = refs.get(channel) if type(channel) is str else None
+            if ref is None:
+                ref = self._name(channel)
+            if type(code) is int and type(ref) is int:
+                key = code << _REF_BITS | ref
+            else:
+                key = self._blob_key(ref, code, channel)
+            if channel in values:
+                value = values[channel]
+                if value is None and pack:
+                    blobs.append((key, None))
+                    continue
+                if pack and not isinstance(value, (bytes, bytearray)):
+                    try:  # inline _store_value: the usual case, msgpack's own types
+                        blobs.append((key, pack(value)))
+                        continue
+                    except _PLAIN_ERRORS:
+                        pass
+                blobs.append((key, self._store_value(serde, value)))
+            else:
+                blobs.append((key, _MISSING))  # "empty": in the record, and replaces a value
+                empty[0].append(ref)
+                empty[1].append(code)
+        record = self._encode(serde, config, checkpoint, metadata, empty, pack)
+        self.acquire()
+        try:
+            lane = self._lane_for_put(thread_id, checkpoint_ns)
+            stored = lane.blobs
+            for key, value in blobs:
+                if value is _MISSING:
+                    stored.pop(key, None)
+                else:
+                    stored[key] = value
+            lane.checkpoints[checkpoint_id] = record
+        finally:
+            self.release()
+        return _config(thread_id, checkpoint_ns, checkpoint_id)
+
+    def put_writes(
+        self,
+        serde: SerializerProtocol,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> None:
+        """`InMemorySaver.put_writes`, values serialized through `serde`."""
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = configurable["checkpoint_id"]
+        if not writes:
+            return
+        channels = []
+        values = []
+        for channel, value in writes:
+            channels.append(channel)
+            values.append(value)
+        get = WRITES_IDX_MAP.get
+        idxs = [get(channel, idx) for idx, channel in enumerate(channels)]
+        self.acquire()
+        try:
+            self._put_writes_locked(serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idxs, channels, values)
+        finally:
+            self.release()
+
+    def _put_writes_locked(
+        self,
+        serde: SerializerProtocol,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        task_id: str,
+        task_path: str,
+        idxs: list,
+        channels: list,
+        values: list,
+    ) -> None:
+        """`put_writes` past its argument checks (call with the lock held)."""
+        lanes = self.threads.get(thread_id)
+        lane = lanes.get(checkpoint_ns) if lanes else None
+        entry = lane.writes.get(checkpoint_id) if lane else None
+        records = () if entry is None else (entry,) if type(entry) is bytes else entry
+        mine: list = []
+        if records:
+            head = _msgpack().packb(task_id)
+            mine = [r for r in records if r.startswith(head, 1)]  # a record is a fixarray: 1 header byte
+        if not mine and (min(idxs) >= 0 or len(set(idxs)) == len(idxs)):  # the usual case
+            packed = self._pack_writes(serde, task_id, task_path, idxs, channels, values)
+            if lane is not None and not records:
+                lane.writes[checkpoint_id] = packed
+            else:
+                self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*records, packed))
+            return
+        # Strategy: the rare path (a task writing again, or repeating a special
+        # channel) applies LangGraph's `(task_id, idx) -> write` dict rules to the
+        # task's decoded rows and packs them again, one record per task path
+        rows = {
+            idx: (path, channel, e[1] if e[0] else _Serialized(e[1]))
+            for path, _, idx, channel, e in self._write_rows(serde, tuple(mine))
+        }
+        changed = False
+        for idx, channel, value in zip(idxs, channels, values):
+            if idx < 0 or idx not in rows:
+                rows[idx] = (task_path, channel, value)
+                changed = True
+        if not changed:
+            return
+        by_path: dict[str, list] = {}
+        for idx, (path, channel, e) in rows.items():
+            by_path.setdefault(path, []).append((idx, channel, e))
+        new = [
+            self._pack_writes(serde, task_id, path, [r[0] for r in group], [r[1] for r in group], [r[2] for r in group])
+            for path, group in by_path.items()
+        ]
+        kept = [r for r in records if r not in mine]
+        self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*kept, *new))
+
+    def _set_writes(
+        self, lane: _Lane | None, thread_id: str, checkpoint_ns: str, checkpoint_id: str, records: tuple
+    ) -> None:
+        if lane is None:
+            lane = self.threads.setdefault(thread_id, {}).setdefault(checkpoint_ns, _Lane())
+        lane.writes[checkpoint_id] = records[0] if len(records) == 1 else records
+
+    def next_version(self, current: str | int | None) -> str:
+        """`InMemorySaver.get_next_version`; remembers the new version's code."""
+        if type(current) is str:
+            code = self.codes.get(current)  # cached: its integer part without parsing
+            current_v = code >> _FRACTION_BITS if type(code) is int else int(current.split(".")[0])
+        elif current is None:
+            current_v = 0
+        elif isinstance(current, (int, float)):
+            current_v = int(current)
+        else:
+            current_v = int(current.split(".")[0])
+        fraction = random.random()  # looked up per call, as LangGraph does (it may be patched)
+        prefix = _PREFIXES.get(current_v)
+        if prefix is None:
+            prefix = f"{current_v + 1:032}."
+            if len(_PREFIXES) < _CACHE_MAX:
+                _PREFIXES[current_v] = prefix
+        version = prefix + repr(fraction).zfill(16)  # `f"{fraction:016}"`, cheaper (tested)
+        scaled = fraction * _FRACTION_SCALE
+        if 0 <= current_v < _COUNTER_MAX and scaled == int(scaled):
+            # Why: put() and loading need the code; computing it here is cheaper than parsing
+            code = (current_v + 1) << _FRACTION_BITS | int(scaled)
+            codes, texts = self.codes, self.texts
+            if len(codes) >= _CACHE_MAX or len(texts) >= _CACHE_MAX:
+                codes.clear()
+                texts.clear()
+            codes[version] = code
+            texts[code] = version
+        return version
+
+
 class InMemorySaver(BaseCheckpointSaver[str]):
     """A checkpoint saver that keeps everything in process memory (lost when the process ends).
 
@@ -326,17 +908,12 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        self._threads: dict[str, dict[str, _Lane]] = {}
-        # thread_id -> checkpoint_ns -> lane; threads in the order of their first put
         self._lock = threading.RLock()
-        self._names: list[str] = []
-        self._name_refs: dict[str, int] = {}
-        # the name table: index -> name, name -> index
-        self._codes: dict[str, Any] = {}
-        self._texts: dict[int, str] = {}
-        # caches: version string -> stored code, int code -> version string
-        self._seen_memo: dict[str, tuple] = {}
-        # node -> (its versions_seen entry, that entry encoded): see _encode_seen
+        store = self._store = _Store(self._lock)
+        # the store's tables under the saver's former names, the same objects (for inspection)
+        self._threads = store.threads
+        self._names, self._name_refs = store.names, store.name_refs
+        self._codes, self._texts = store.codes, store.texts
         self.storage: Mapping[str, Any] = _View(self._storage_view, lambda key: key)
         self.writes: Mapping[tuple[str, str, str], Any] = _View(self._writes_view, lambda key: key[0])
         self.blobs: Mapping[tuple[str, str, str, Any], tuple[str, bytes]] = _View(self._blobs_view, lambda key: key[0])
@@ -353,345 +930,6 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     async def __aexit__(self, *exc_info: Any) -> None:
         return None
 
-    # --- names and version codes -------------------------------------------------------
-
-    def _name(self, name: Any) -> Any:
-        """The stored form of a name, adding a str to the table while there is room."""
-        if type(name) is not str:
-            return name if isinstance(name, str) else [name]
-        ref = self._name_refs.get(name)
-        if ref is not None:
-            return ref
-        with self._lock:
-            ref = self._name_refs.get(name)
-            if ref is None:
-                if len(self._names) >= _NAMES_MAX:
-                    return name
-                ref = len(self._names)
-                self._names.append(name)  # before other threads can see the index
-                self._name_refs[name] = ref
-            return ref
-
-    def _names_for(self, names: list | dict) -> list:
-        try:  # Strategy: C-level lookups; one miss takes the slow path
-            return list(map(self._name_refs.__getitem__, names))
-        except (KeyError, TypeError):
-            return [self._name(name) for name in names]
-
-    def _unname(self, stored: Any) -> Any:
-        if type(stored) is int and 0 <= stored < len(self._names):
-            return self._names[stored]
-        if type(stored) is str:
-            return stored
-        if type(stored) is list and len(stored) == 1:
-            name = _hashable(stored[0])
-            hash(name)  # a dict key: TypeError (corrupt) if it cannot be one
-            return name
-        raise _corrupt("a name", stored)
-
-    def _names_of(self, stored: list) -> list:
-        try:
-            return list(map(self._names.__getitem__, stored))
-        except (TypeError, IndexError):  # a name stored as itself
-            return [self._unname(s) for s in stored]
-
-    def _code(self, version: Any) -> Any:
-        if type(version) is not str:
-            return [version]
-        code = self._codes.get(version)
-        if code is None:
-            code = _parse_version(version)
-            _remember(self._codes, version, code)
-        return code
-
-    def _codes_for(self, versions: Any) -> list:
-        try:
-            return list(map(self._codes.__getitem__, versions))
-        except (KeyError, TypeError):  # not cached, or not a str
-            return [self._code(v) for v in versions]
-
-    def _text(self, code: Any) -> Any:
-        """The version a stored code stands for (for an int code, the exact LangGraph string)."""
-        if type(code) is int:
-            text = self._texts.get(code)
-            if text is None:
-                if not 0 <= code < _U64_LIMIT:
-                    raise _corrupt("a version", code)
-                text = _format_version(code)
-                _remember(self._texts, code, text)
-            return text
-        if type(code) is str:
-            return code
-        if type(code) is bytes and 0 < len(code) <= _CODE_BYTES_MAX:
-            return _format_version(int.from_bytes(code, "big"))
-        if type(code) is list and len(code) == 1:
-            return code[0]
-        raise _corrupt("a version", code)
-
-    def _texts_of(self, codes: list) -> list:
-        try:
-            return list(map(self._texts.__getitem__, codes))
-        except (KeyError, TypeError):  # not cached, or not an int code
-            return [self._text(c) for c in codes]
-
-    def _blob_key(self, stored_name: Any, code: Any, channel: Any) -> Any:
-        if type(stored_name) is int and type(code) is int:
-            return code << _REF_BITS | stored_name
-        return (channel, _version_key(code))
-
-    def _encode_versions(self, versions: Any) -> list | None:
-        """`[names, codes]` of a `{channel: version}` dict; None for anything else."""
-        if type(versions) is not dict:
-            return None
-        return [self._names_for(versions), self._codes_for(versions.values())]
-
-    def _encode_seen(self, seen: Any) -> list | None:
-        """`[nodes, sizes, names, codes]` of `versions_seen`; None if it is not a dict of dicts."""
-        if type(seen) is not dict:
-            return None
-        nodes: list = []
-        sizes: list = []
-        names: list = []
-        codes: list = []
-        memo = self._seen_memo
-        ref, code = self._name_refs.__getitem__, self._codes.__getitem__
-        try:
-            for node, versions in seen.items():
-                hit = memo.get(node)
-                if hit is not None and hit[0] == versions:
-                    nodes.append(hit[1])
-                    sizes.append(hit[2])
-                    names += hit[3]
-                    codes += hit[4]
-                    continue
-                node_names = list(map(ref, versions))
-                node_codes = list(map(code, versions.values()))
-                entry = (dict(versions), ref(node), len(versions), node_names, node_codes)
-                nodes.append(entry[1])
-                sizes.append(entry[2])
-                names += node_names
-                codes += node_codes
-                if type(node) is str:  # (its versions are str: `code` found them)
-                    if len(memo) >= _SEEN_MEMO_MAX:
-                        memo.clear()
-                    memo[node] = entry
-        except (KeyError, TypeError, AttributeError):  # not cached yet, or not a dict of dicts
-            if not all(isinstance(versions, dict) for versions in seen.values()):
-                return None
-            nodes = [self._name(node) for node in seen]
-            sizes = [len(versions) for versions in seen.values()]
-            names = [self._name(k) for versions in seen.values() for k in versions]
-            codes = [self._code(v) for versions in seen.values() for v in versions.values()]
-        return [nodes, sizes, names, codes]
-
-    def _decode_seen(self, value: Any) -> dict:
-        nodes, sizes, names, codes = _lists(value, 4, "versions_seen")
-        if len(nodes) != len(sizes) or len(names) != len(codes):
-            raise _corrupt("versions_seen", value)
-        pairs = iter(zip(self._names_of(names), self._texts_of(codes)))
-        try:  # Strategy: C-level; each node's dict takes its size's next pairs
-            if sum(sizes) != len(codes) or min(sizes, default=0) < 0:
-                raise ValueError
-            return dict(zip(self._names_of(nodes), map(dict, map(islice, repeat(pairs), sizes))))
-        except (TypeError, ValueError):  # a size that is not a count
-            raise _corrupt("versions_seen", value) from None
-
-    def _decode_versions(self, value: Any) -> tuple[dict, list]:
-        """`(channel_versions, [(channel, blob key)])` of an encoded `channel_versions`."""
-        names, codes = _lists(value, 2, "channel_versions")
-        if len(names) != len(codes):
-            raise _corrupt("channel_versions", value)
-        try:  # all indexed names and cached int codes: C-level
-            channels = list(map(self._names.__getitem__, names))
-            versions = dict(zip(channels, map(self._texts.__getitem__, codes)))
-            return versions, list(zip(channels, map(or_, map(lshift, codes, repeat(_REF_BITS)), names)))
-        except (KeyError, TypeError, IndexError):
-            channels = [self._unname(n) for n in names]
-            versions = dict(zip(channels, [self._text(c) for c in codes]))
-            return versions, [(ch, self._blob_key(n, c, ch)) for ch, n, c in zip(channels, names, codes)]
-
-    # --- records -----------------------------------------------------------------------
-
-    def _fast(self) -> bool:
-        """Whether records are packed by the serde (the default MsgpackSerializer)."""
-        return type(self.serde) is MsgpackSerializer
-
-    def _unpack(self, record: bytes, what: str) -> list:
-        """A record as a list (the serde's msgpack with `_fast()`, else plain msgpack).
-
-        Raises:
-            DeserializationError: for a corrupt record, or a value the serde refuses.
-        """
-        if self._fast():
-            try:
-                value = _plain_unpack(record)
-            except (_HasExt, TypeError, ValueError):
-                value = self.serde.loads_typed(("msgpack", record))
-        else:
-            try:
-                value = _msgpack().unpackb(record, raw=False, strict_map_key=False)
-            except (ValueError, TypeError) as e:
-                raise _corrupt(what, record) from e
-        if type(value) is not list:
-            raise _corrupt(what, value)
-        return value
-
-    def _store_value(self, value: Any) -> Any:
-        """The stored form of a channel value (see the module docstring).
-
-        Raises:
-            TypeError: when the serde cannot serialize it.
-        """
-        if self._fast():
-            if value is None:
-                return None
-            if not isinstance(value, (bytes, bytearray)):  # those have their own tags
-                try:
-                    return _plain_pack(value)
-                except _PLAIN_ERRORS:
-                    pass
-        return _stored(self.serde.dumps_typed(value))
-
-    def _load_value(self, stored: Any) -> Any:
-        if type(stored) is bytes and self._fast():
-            try:
-                return _plain_unpack(stored)
-            except (_HasExt, TypeError, ValueError):
-                pass
-        return self.serde.loads_typed(_typed(stored))
-
-    def _encode(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        empty: list,
-        pack: Callable[[Any], bytes] | None,
-    ) -> bytes:
-        """The record of a checkpoint (see the module docstring); `pack`: a Packer's, as `_plain_pack`.
-
-        Raises:
-            TypeError: when the serde cannot serialize a value.
-        """
-        parent = config["configurable"].get("checkpoint_id")
-        metadata = get_checkpoint_metadata(config, metadata)
-        serde = self.serde
-        rest = checkpoint.copy()
-        del rest["channel_values"]
-        if not self._fast():
-            return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty])
-        rest["id"] = None  # the record's key
-        versions = self._encode_versions(rest.get("channel_versions"))
-        if versions is not None:
-            rest["channel_versions"] = None
-        seen = self._encode_seen(rest.get("versions_seen"))
-        if seen is not None:
-            rest["versions_seen"] = None
-        record = [rest, versions, seen, metadata, parent, empty]
-        try:
-            return pack(record) if pack else _plain_pack(record)
-        except _PLAIN_ERRORS:
-            return serde.dumps_typed(record)[1]
-
-    def _decode(self, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
-        """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`.
-
-        Raises:
-            DeserializationError: for a corrupt record, or a value the serde refuses.
-        """
-        try:
-            return self._decode_record(record, checkpoint_id)
-        except DeserializationError:
-            raise
-        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
-            # Why: only this saver writes records, so anything unexpected means corruption
-            raise _corrupt("a checkpoint", record) from e
-
-    def _decode_record(self, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
-        parts = self._unpack(record, "a checkpoint")
-        if record[:1] == b"\x97":  # written with another serializer: its typed pairs
-            _, tag, payload, meta_tag, meta_payload, parent, empty = parts
-            checkpoint = self.serde.loads_typed((tag, payload))
-            metadata = self.serde.loads_typed((meta_tag, meta_payload))
-            return checkpoint, metadata, parent, self._version_keys(checkpoint), empty
-        checkpoint, versions, seen, metadata, parent, empty = parts
-        if type(checkpoint) is not dict or type(metadata) is not dict:
-            raise _corrupt("a checkpoint", parts)
-        if "id" in checkpoint:
-            checkpoint["id"] = checkpoint_id
-        if versions is None:  # not a dict of versions: stored as it was
-            keys = self._version_keys(checkpoint)
-        else:
-            checkpoint["channel_versions"], keys = self._decode_versions(versions)
-        if seen is not None:
-            checkpoint["versions_seen"] = self._decode_seen(seen)
-        return checkpoint, metadata, parent, keys, empty
-
-    def _version_keys(self, checkpoint: dict) -> list:
-        """`[(channel, blob key)]` of a checkpoint whose `channel_versions` was stored as it was."""
-        versions = checkpoint.get("channel_versions")
-        if not isinstance(versions, dict):
-            return []
-        return [(ch, self._blob_key(self._name(ch), self._code(v), ch)) for ch, v in versions.items()]
-
-    def _pack_writes(self, task_id: str, path: str, idxs: list, channels: list, values: list) -> bytes:
-        """A write record; a value is an object, or a `_Serialized` `(tag, bytes)` pair.
-
-        Raises:
-            TypeError: when the serde cannot serialize a value.
-        """
-        ref = self._name_refs.get(path) if type(path) is str else None
-        head = [task_id, self._name(path) if ref is None else ref, idxs, self._names_for(channels)]
-        if type(self.serde) is MsgpackSerializer:
-            for value in values:
-                if isinstance(value, (bytearray, _Serialized)):
-                    break  # bytearray: its own tag at top level, and only there
-            else:
-                head.append(values)
-                try:
-                    return _plain_pack(head)
-                except _PLAIN_ERRORS:
-                    pass
-                try:
-                    return self.serde.dumps_typed(head)[1]
-                except TypeError:
-                    head.pop()  # the error dumps_typed raises below, with its message
-        dumps = self.serde.dumps_typed
-        typed = [list(v.pair) if isinstance(v, _Serialized) else list(dumps(v)) for v in values]
-        return _msgpack().packb([*head, typed, 0])
-
-    def _write_rows(self, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
-        """`(task_path, task_id, idx, channel, (True, value) | (False, (tag, bytes)))` of write records.
-
-        Raises:
-            DeserializationError: for a corrupt record, or a value the serde refuses.
-        """
-        try:
-            return self._write_rows_of(entry)
-        except DeserializationError:
-            raise
-        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
-            raise _corrupt("pending writes", entry) from e
-
-    def _write_rows_of(self, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
-        rows = []
-        for packed in (entry,) if type(entry) is bytes else entry:
-            record = self._unpack(packed, "pending writes")
-            if len(record) not in (5, 6) or any(type(item) is not list for item in record[2:5]):
-                raise _corrupt("pending writes", record)
-            task_id, path, idxs, names, values = record[:5]
-            entries = [(False, _typed_pair(v)) for v in values] if len(record) == 6 else [(True, v) for v in values]
-            path = self._unname(path)
-            if (
-                not len(idxs) == len(names) == len(entries)
-                or type(task_id) is not str
-                or type(path) is not str
-                or any(type(idx) is not int for idx in idxs)
-            ):  # put_writes takes str task ids and paths, and makes int indexes
-                raise _corrupt("pending writes", record)
-            rows += ((path, task_id, idx, ch, e) for idx, ch, e in zip(idxs, self._names_of(names), entries))
-        return rows
-
     # --- loading helpers (call with the lock held) -----------------------------------
 
     def _load_blobs(self, lane: _Lane, keys: list) -> dict[str, Any]:
@@ -700,14 +938,14 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         for channel, key in keys:
             stored = blobs.get(key, _MISSING)
             if stored is not _MISSING:
-                values[channel] = self._load_value(stored)
+                values[channel] = self._store._load_value(self.serde, stored)
         return values
 
     def _load_writes(self, lane: _Lane, checkpoint_id: str) -> list[tuple[str, str, Any]]:
         entry = lane.writes.get(checkpoint_id)
         if entry is None:
             return []
-        rows = self._write_rows(entry)
+        rows = self._store._write_rows(self.serde, entry)
         rows.sort(key=lambda row: writes_sort_key(row[0], row[1], row[2]))
         loads = self.serde.loads_typed
         return [(task_id, channel, e[1] if e[0] else loads(e[1])) for _, task_id, _, channel, e in rows]
@@ -762,7 +1000,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 checkpoint_id = max(lane.checkpoints)
                 record = lane.checkpoints[checkpoint_id]
                 config = _config(thread_id, checkpoint_ns, checkpoint_id)
-            decoded = self._decode(record, checkpoint_id)
+            decoded = self._store._decode(self.serde, record, checkpoint_id)
             return self._make_tuple(config, thread_id, checkpoint_ns, checkpoint_id, lane, decoded)
 
     def list(
@@ -811,7 +1049,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 record = lane.checkpoints.get(checkpoint_id) if lane else None
                 if record is None:
                     continue  # deleted since the listing started
-                decoded = self._decode(record, checkpoint_id)
+                decoded = self._store._decode(self.serde, record, checkpoint_id)
                 metadata = decoded[1]
                 if filter and not all(metadata.get(k) == v for k, v in filter.items()):
                     continue
@@ -823,24 +1061,6 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
 
     # --- write --------------------------------------------------------------------
-
-    def _lane_for_put(self, thread_id: str, checkpoint_ns: str) -> _Lane:
-        """The lane a checkpoint goes to (call with the lock held)."""
-        threads = self._threads
-        lanes = threads.get(thread_id)
-        if lanes is None:
-            lanes = threads[thread_id] = {}
-        lane = lanes.get(checkpoint_ns)
-        if lane is None:
-            lane = lanes[checkpoint_ns] = _Lane()
-        elif lane.checkpoints:
-            return lane
-        if not any(other.checkpoints for other in lanes.values()):
-            # the thread's first checkpoint: list(None) orders threads by it (LangGraph's
-            # storage gets the thread then), even when put_writes made the entry earlier
-            del threads[thread_id]
-            threads[thread_id] = lanes
-        return lane
 
     def put(
         self,
@@ -861,53 +1081,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             KeyError: when `config["configurable"]` has no `thread_id`.
             TypeError: when a value cannot be serialized (nothing is stored then).
         """
-        thread_id = config["configurable"]["thread_id"]
-        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
-        checkpoint_id = checkpoint["id"]
-        values = checkpoint["channel_values"]
-        # serialize everything first, so a bad value stores nothing
-        blobs = []
-        empty: list = [[], []]
-        codes, refs = self._codes, self._name_refs
-        pack = thread_pack(True) if type(self.serde) is MsgpackSerializer else None
-        for channel, version in new_versions.items():
-            code = codes.get(version) if type(version) is str else None
-            if code is None:
-                code = self._code(version)
-            ref = refs.get(channel) if type(channel) is str else None
-            if ref is None:
-                ref = self._name(channel)
-            if type(code) is int and type(ref) is int:
-                key = code << _REF_BITS | ref
-            else:
-                key = self._blob_key(ref, code, channel)
-            if channel in values:
-                value = values[channel]
-                if value is None and pack:
-                    blobs.append((key, None))
-                    continue
-                if pack and not isinstance(value, (bytes, bytearray)):
-                    try:  # inline _store_value: the usual case, msgpack's own types
-                        blobs.append((key, pack(value)))
-                        continue
-                    except _PLAIN_ERRORS:
-                        pass
-                blobs.append((key, self._store_value(value)))
-            else:
-                blobs.append((key, _MISSING))  # "empty": in the record, and replaces a value
-                empty[0].append(ref)
-                empty[1].append(code)
-        record = self._encode(config, checkpoint, metadata, empty, pack)
-        with self._lock:
-            lane = self._lane_for_put(thread_id, checkpoint_ns)
-            stored = lane.blobs
-            for key, value in blobs:
-                if value is _MISSING:
-                    stored.pop(key, None)
-                else:
-                    stored[key] = value
-            lane.checkpoints[checkpoint_id] = record
-        return _config(thread_id, checkpoint_ns, checkpoint_id)
+        return self._store.put(self.serde, config, checkpoint, metadata, new_versions)
 
     def put_writes(
         self,
@@ -927,61 +1101,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             TypeError: when a value cannot be serialized (nothing is stored then).
             DeserializationError: when the task's earlier writes here cannot be loaded.
         """
-        configurable = config["configurable"]
-        thread_id = configurable["thread_id"]
-        checkpoint_ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = configurable["checkpoint_id"]
-        if not writes:
-            return
-        channels, values = zip(*writes)
-        get = WRITES_IDX_MAP.get
-        idxs = [get(channel, idx) for idx, channel in enumerate(channels)]
-        with self._lock:
-            lanes = self._threads.get(thread_id)
-            lane = lanes.get(checkpoint_ns) if lanes else None
-            entry = lane.writes.get(checkpoint_id) if lane else None
-            records = () if entry is None else (entry,) if type(entry) is bytes else entry
-            mine: list = []
-            if records:
-                head = _msgpack().packb(task_id)
-                mine = [r for r in records if r.startswith(head, 1)]  # a record is a fixarray: 1 header byte
-            if not mine and (min(idxs) >= 0 or len(set(idxs)) == len(idxs)):  # the usual case
-                packed = self._pack_writes(task_id, task_path, idxs, channels, list(values))
-                if lane is not None and not records:
-                    lane.writes[checkpoint_id] = packed
-                else:
-                    self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*records, packed))
-                return
-            # Strategy: the rare path (a task writing again, or repeating a special
-            # channel) applies LangGraph's `(task_id, idx) -> write` dict rules to the
-            # task's decoded rows and packs them again, one record per task path
-            rows = {
-                idx: (path, channel, e[1] if e[0] else _Serialized(e[1]))
-                for path, _, idx, channel, e in self._write_rows(tuple(mine))
-            }
-            changed = False
-            for idx, channel, value in zip(idxs, channels, values):
-                if idx < 0 or idx not in rows:
-                    rows[idx] = (task_path, channel, value)
-                    changed = True
-            if not changed:
-                return
-            by_path: dict[str, list] = {}
-            for idx, (path, channel, e) in rows.items():
-                by_path.setdefault(path, []).append((idx, channel, e))
-            new = [
-                self._pack_writes(task_id, path, [r[0] for r in group], [r[1] for r in group], [r[2] for r in group])
-                for path, group in by_path.items()
-            ]
-            kept = (r for r in records if r not in mine)
-            self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*kept, *new))
-
-    def _set_writes(
-        self, lane: _Lane | None, thread_id: str, checkpoint_ns: str, checkpoint_id: str, records: tuple
-    ) -> None:
-        if lane is None:
-            lane = self._threads.setdefault(thread_id, {}).setdefault(checkpoint_ns, _Lane())
-        lane.writes[checkpoint_id] = records[0] if len(records) == 1 else records
+        self._store.put_writes(self.serde, config, writes, task_id, task_path)
 
     # --- maintenance --------------------------------------------------------------
 
@@ -1040,7 +1160,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     latest = max(lane.checkpoints)
                     lane.checkpoints = {latest: lane.checkpoints[latest]}
                     lane.writes = {latest: lane.writes[latest]} if latest in lane.writes else {}
-                    keep = {key for _, key in self._decode(lane.checkpoints[latest], latest)[3]}
+                    keep = {key for _, key in self._store._decode(self.serde, lane.checkpoints[latest], latest)[3]}
                     lane.blobs = {key: value for key, value in lane.blobs.items() if key in keep}
                 if not lanes:
                     del self._threads[thread_id]
@@ -1051,28 +1171,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         The integer part orders versions; the random fraction makes concurrent
         branches' versions differ.
         """
-        if type(current) is str:
-            code = self._codes.get(current)  # cached: its integer part without parsing
-            current_v = code >> _FRACTION_BITS if type(code) is int else int(current.split(".")[0])
-        elif current is None:
-            current_v = 0
-        elif isinstance(current, (int, float)):
-            current_v = int(current)
-        else:
-            current_v = int(current.split(".")[0])
-        fraction = random.random()
-        version = f"{current_v + 1:032}.{fraction:016}"
-        scaled = fraction * _FRACTION_SCALE
-        if 0 <= current_v < _COUNTER_MAX and scaled == int(scaled):
-            # Why: put() and loading need the code; computing it here is cheaper than parsing
-            code = (current_v + 1) << _FRACTION_BITS | int(scaled)
-            codes, texts = self._codes, self._texts
-            if len(codes) >= _CACHE_MAX or len(texts) >= _CACHE_MAX:
-                codes.clear()
-                texts.clear()
-            codes[version] = code
-            texts[code] = version
-        return version
+        return self._store.next_version(current)
 
     # --- read-only views in LangGraph's shapes -------------------------------------
 
@@ -1087,7 +1186,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
                 for checkpoint_id, record in lane.checkpoints.items():
-                    checkpoint, metadata, parent, _, _ = self._decode(record, checkpoint_id)
+                    checkpoint, metadata, parent, _, _ = self._store._decode(self.serde, record, checkpoint_id)
                     saved = (dumps(checkpoint), dumps(metadata), parent)
                     out.setdefault(t, {}).setdefault(ns, {})[checkpoint_id] = saved
         return out
@@ -1100,7 +1199,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 for checkpoint_id, entry in lane.writes.items():
                     out[(t, ns, checkpoint_id)] = {
                         (task_id, idx): (task_id, channel, dumps(e[1]) if e[0] else e[1], path)
-                        for path, task_id, idx, channel, e in self._write_rows(entry)
+                        for path, task_id, idx, channel, e in self._store._write_rows(self.serde, entry)
                     }
         return out
 
@@ -1109,13 +1208,13 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
                 for checkpoint_id, record in lane.checkpoints.items():
-                    names, codes = _lists(self._decode(record, checkpoint_id)[4], 2, "a checkpoint")
+                    names, codes = _lists(self._store._decode(self.serde, record, checkpoint_id)[4], 2, "a checkpoint")
                     for name, code in zip(names, codes):
-                        out[(t, ns, self._unname(name), _hashable(self._text(code)))] = ("empty", b"")
+                        out[(t, ns, self._store._unname(name), _hashable(self._store._text(code)))] = ("empty", b"")
                 for key, stored in lane.blobs.items():
                     if type(key) is int:
-                        channel = self._unname(key & _REF_MASK)
-                        version = self._text(key >> _REF_BITS)
+                        channel = self._store._unname(key & _REF_MASK)
+                        version = self._store._text(key >> _REF_BITS)
                     else:
                         channel, version = key[0], _version_of_key(key[1])
                     out[(t, ns, channel, version)] = _typed(stored)  # a value put after "empty" wins

@@ -1,0 +1,52 @@
+# Augmenting declarations for lgembed/checkpoint/memory.py in its compiled build
+# (lgembed/_engine.py, DESIGN.md §3): `_Store`, an InMemorySaver's tables and the code
+# that encodes and stores checkpoints, is a final extension type, so its fields are C
+# struct reads and its methods call each other as C functions (Python callers see
+# ordinary methods). `_Lane` is an extension type with three dict slots.
+
+cimport cython
+
+from lgembed.checkpoint.base cimport get_checkpoint_metadata
+
+cdef class _Lane:
+    cdef public dict checkpoints, writes, blobs
+
+@cython.final
+cdef class _Store:
+    cdef public object lock
+    cdef object acquire, release
+    cdef public dict threads, name_refs, codes, texts, seen_memo
+    cdef public list names
+
+    cpdef _name(self, name)
+    @cython.locals(refs=dict)
+    cpdef list _names_for(self, names)
+    cpdef _unname(self, stored)
+    cpdef list _names_of(self, stored)
+    cpdef _code(self, version)
+    @cython.locals(known=dict)
+    cpdef list _codes_for(self, versions)
+    cpdef _text(self, code)
+    cpdef list _texts_of(self, codes)
+    cpdef _blob_key(self, stored_name, code, channel)
+    cpdef _encode_versions(self, versions)
+    @cython.locals(rows=list, memo=dict, refs=dict, known=dict, hit=tuple, count=Py_ssize_t)
+    cpdef _encode_seen(self, serde, pack, seen)
+    cpdef dict _decode_seen(self, value)
+    cpdef tuple _decode_versions(self, value)
+    cpdef list _unpack(self, serde, record, what)
+    cpdef _store_value(self, serde, value)
+    cpdef _load_value(self, serde, stored)
+    cpdef _encode(self, serde, config, checkpoint, metadata, empty, pack)
+    cpdef tuple _decode(self, serde, record, checkpoint_id)
+    cpdef tuple _decode_record(self, serde, record, checkpoint_id)
+    cpdef list _version_keys(self, checkpoint)
+    cpdef bytes _pack_writes(self, serde, task_id, path, idxs, channels, values)
+    cpdef _Lane _lane_for_put(self, thread_id, checkpoint_ns)
+    @cython.locals(blobs=list, empty=list, codes=dict, refs=dict, lane=_Lane, stored=dict)
+    cpdef dict put(self, serde, config, checkpoint, metadata, new_versions)
+    @cython.locals(channels=list, values=list, idxs=list)
+    cpdef put_writes(self, serde, config, writes, task_id, task_path)
+    cpdef _put_writes_locked(self, serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, list idxs, list channels, list values)
+    cpdef _set_writes(self, lane, thread_id, checkpoint_ns, checkpoint_id, records)
+    cpdef str next_version(self, current)
