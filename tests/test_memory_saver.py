@@ -502,6 +502,25 @@ def test_random_operations_match_the_reference_layout(serde):
 
 
 @pytest.mark.parametrize("serde", SERDES)
+def test_checkpoints_of_other_shapes_load_with_their_keys_in_order(serde):
+    """P-10: an engine-shaped checkpoint is stored without its keys; others keep theirs, in their order."""
+    saver, ref = both(serde() if serde else None)
+    version = saver.get_next_version(None, None)
+    base = ckpt(0, {"a": 1}, {"a": version}, {"n": {"a": version}})
+    reordered = {k: base[k] for k in reversed(list(base))}
+    extra = {**base, "pending_sends": [], "custom": {"x": 1}}
+    missing = {k: v for k, v in base.items() if k != "updated_channels"}
+    not_dicts = {**base, "channel_versions": {"a": version}, "versions_seen": [["n", "a"]]}
+    for checkpoint in (base, reordered, extra, missing, not_dicts):
+        checkpoint = {**checkpoint, "id": str(uuid6(clock_seq=0))}
+        stored = [s.put(cfg(), checkpoint, md(), {"a": version}) for s in (saver, ref)]
+        assert stored[0] == stored[1]
+        mine, theirs = saver.get_tuple(stored[0]), ref.get_tuple(stored[1])
+        assert_same_tuples(mine, theirs)
+        assert list(mine.checkpoint) == [k for k in checkpoint if k != "channel_values"] + ["channel_values"]
+
+
+@pytest.mark.parametrize("serde", SERDES)
 def test_unserializable_value_stores_nothing(serde):
     """P-12: a value the serde refuses raises TypeError from put/put_writes, and nothing is stored."""
     saver = InMemorySaver(serde=serde() if serde else None)

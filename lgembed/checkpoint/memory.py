@@ -29,7 +29,10 @@ one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
   its `id` None (the record's key) and, when they are encoded beside it,
   `channel_versions` as `[names, codes]` and `versions_seen` as an array of `[node,
   names, codes]` rows (else None beside it and the dict in place); `empty` is
-  `[names, codes]` of the channels put without a value. A node's row is packed once
+  `[names, codes]` of the channels put without a value. A checkpoint with exactly the
+  engine's keys in its order, both versions encoded, is stored as `[v, ts,
+  updated_channels]` instead of the dict (loading rebuilds the dict in that order).
+  A node's row is packed once
   and reused while its entry is unchanged (only the node that ran changes it), so
   the record is packed without `versions_seen` and its rows are appended as bytes.
   With another serializer: plain msgpack of `[None, tag, bytes, tag, bytes,
@@ -111,6 +114,8 @@ _CODE_BYTES_MAX = 24
 # a version code stored as bytes has at most this many (the integer part has 32 digits)
 _PLAIN_ERRORS = (TypeError, ValueError, OverflowError)
 _FIXARRAYS = tuple(bytes((0x90 | n,)) for n in range(16))
+_CHECKPOINT_KEYS = ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
+# the keys, in order, of the checkpoints the engine makes: their record holds only the values
 # msgpack's one-byte headers of arrays of 0..15 items
 # what msgpack alone raises for an object only the serde can pack
 _MISSING = object()
@@ -567,17 +572,22 @@ class _Store:
         """
         parent = config["configurable"].get("checkpoint_id")
         metadata = get_checkpoint_metadata(config, metadata)
-        rest = checkpoint.copy()
-        del rest["channel_values"]
         if not _fast(serde):
+            rest = checkpoint.copy()
+            del rest["channel_values"]
             return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty])
-        rest["id"] = None  # the record's key
-        versions = self._encode_versions(rest.get("channel_versions"))
-        if versions is not None:
-            rest["channel_versions"] = None
-        seen = self._encode_seen(serde, pack, rest.get("versions_seen"))
-        if seen is not None:
-            rest["versions_seen"] = None
+        versions = self._encode_versions(checkpoint.get("channel_versions"))
+        seen = self._encode_seen(serde, pack, checkpoint.get("versions_seen"))
+        if versions is not None and seen is not None and tuple(checkpoint) == _CHECKPOINT_KEYS:
+            rest: Any = [checkpoint["v"], checkpoint["ts"], checkpoint["updated_channels"]]  # the engine's checkpoint
+        else:
+            rest = checkpoint.copy()
+            del rest["channel_values"]
+            rest["id"] = None  # the record's key
+            if versions is not None:
+                rest["channel_versions"] = None
+            if seen is not None:
+                rest["versions_seen"] = None
         record = [rest, versions, metadata, parent, empty, None]
         try:
             packed = pack(record) if pack else _plain_pack(record)
@@ -608,10 +618,13 @@ class _Store:
             metadata = serde.loads_typed((meta_tag, meta_payload))
             return checkpoint, metadata, parent, self._version_keys(checkpoint), empty
         checkpoint, versions, metadata, parent, empty, seen = parts
+        if type(checkpoint) is list and len(checkpoint) == 3 and versions is not None and seen is not None:
+            v, ts, updated = checkpoint  # the engine's checkpoint: its keys, in its order
+            checkpoint = {"v": v, "id": checkpoint_id, "ts": ts, "channel_versions": None, "versions_seen": None, "updated_channels": updated}
+        elif type(checkpoint) is dict and "id" in checkpoint:
+            checkpoint["id"] = checkpoint_id
         if type(checkpoint) is not dict or type(metadata) is not dict:
             raise _corrupt("a checkpoint", parts)
-        if "id" in checkpoint:
-            checkpoint["id"] = checkpoint_id
         if versions is None:  # not a dict of versions: stored as it was
             keys = self._version_keys(checkpoint)
         else:
