@@ -83,8 +83,7 @@ def uuid6_str(clock_seq: int) -> str:
     Strategy: the id's two 64-bit halves are computed apart, so the compiled build
     (`_id.pxd`) does the arithmetic on C integers instead of 128-bit Python ints.
     """
-    timestamp = time.time_ns() // 100
-    timestamp += _GREGORIAN_OFFSET
+    timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
     _acquire()
     try:
         last = _LAST_TIMESTAMP[0]
@@ -110,11 +109,13 @@ def now_iso() -> str:
     Same string: microseconds truncated as `datetime.now` does, and no fraction when
     they are 0, as `isoformat` does.
     """
-    second, micro = divmod(time.time_ns() // 1000, 1_000_000)
+    micros = time.time_ns() // 1000
+    second = micros // 1_000_000
+    micro = micros - second * 1_000_000
     cached = _ISO_SECOND
     if cached[0] != second:
         cached = (second, "%04d-%02d-%02dT%02d:%02d:%02d" % time.gmtime(second)[:6])
         globals()["_ISO_SECOND"] = cached
     if micro:
-        return "%s.%06d+00:00" % (cached[1], micro)
+        return "%s.%s+00:00" % (cached[1], str(1_000_000 + micro)[1:])  # 6 digits, without a format call
     return cached[1] + "+00:00"

@@ -8,6 +8,10 @@ cimport cython
 
 from lgembed.checkpoint.base cimport get_checkpoint_metadata
 
+cdef double _FRACTION_SCALE
+cdef long long _COUNTER_MAX
+# C constants of next_version (the shifts stay Python ints: `1 << 53` overflows a C int)
+
 cdef class _Lane:
     cdef public dict checkpoints, writes, blobs
 
@@ -49,4 +53,5 @@ cdef class _Store:
     cpdef put_writes(self, serde, config, writes, task_id, task_path)
     cpdef _put_writes_locked(self, serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, list idxs, list channels, list values)
     cpdef _set_writes(self, lane, thread_id, checkpoint_ns, checkpoint_id, records)
+    @cython.locals(scaled=cython.double, whole=cython.ulonglong)
     cpdef str next_version(self, current)

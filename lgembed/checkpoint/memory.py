@@ -882,11 +882,15 @@ class _Store:
             prefix = f"{current_v + 1:032}."
             if len(_PREFIXES) < _CACHE_MAX:
                 _PREFIXES[current_v] = prefix
-        version = prefix + repr(fraction).zfill(16)  # `f"{fraction:016}"`, cheaper (tested)
+        # for a float, `f"{fraction:016}"` is its repr zero-filled (tested), which is cheaper
+        version = prefix + (repr(fraction).zfill(16) if type(fraction) is float else f"{fraction:016}")
         scaled = fraction * _FRACTION_SCALE
-        if 0 <= current_v < _COUNTER_MAX and scaled == int(scaled):
+        if not (0 <= current_v < _COUNTER_MAX and 0.0 <= scaled < _FRACTION_SCALE):
+            return version
+        whole = int(scaled)
+        if whole == scaled:  # random.random()'s always are (a patched one's may not be)
             # Why: put() and loading need the code; computing it here is cheaper than parsing
-            code = (current_v + 1) << _FRACTION_BITS | int(scaled)
+            code = (current_v + 1) << _FRACTION_BITS | whole
             codes, texts = self.codes, self.texts
             if len(codes) >= _CACHE_MAX or len(texts) >= _CACHE_MAX:
                 codes.clear()
