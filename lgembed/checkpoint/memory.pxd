@@ -12,6 +12,13 @@ cdef double _FRACTION_SCALE
 cdef long long _COUNTER_MAX
 # C constants of next_version (the shifts stay Python ints: `1 << 53` overflows a C int)
 
+# helpers the store calls on every put: C calls
+cpdef dict _config(thread_id, checkpoint_ns, checkpoint_id)
+cpdef bytes _plain_pack(obj)
+cpdef bint _kept_as_is(value)
+cpdef bint _fast(serde)
+cpdef bytes _pack_part(serde, pack, value)
+
 cdef class _Lane:
     cdef public dict checkpoints, writes, blobs
 

@@ -48,9 +48,10 @@ one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
   DeserializationError);
 - blobs: one dict per lane, `code << 12 | name index -> stored value` (a
   `(channel, version)` tuple key when either is not an int), where a stored value
-  is the serde's msgpack payload (`bytes`), None for its "null" tag, or `(tag,
-  bytes)`. "Empty" values are not in it (loading skips them): they are in the
-  record that put them;
+  is the serde's msgpack payload (`bytes`), None for its "null" tag, `(tag,
+  bytes)`, or (with the default serde) an int, float, bool or ASCII str itself
+  (`_kept_as_is`). "Empty" values are not in it (loading skips them): they are in
+  the record that put them;
 - pending writes: per checkpoint id, one record per `put_writes` call (a tuple of
   them when several tasks wrote): the serde's msgpack of `[task_id, task_path,
   idxs, channels, values]`, or plain msgpack of `[..., [tag, bytes] pairs, 0]` (for
@@ -110,6 +111,7 @@ _FRACTION_MASK = (1 << _FRACTION_BITS) - 1
 _COUNTER_MAX = (1 << (64 - _FRACTION_BITS)) - 1
 # largest integer part whose code fits 64 bits (a msgpack int); larger ones are bytes
 _U64_LIMIT = 1 << 64
+_I64_MIN = -(1 << 63)
 _CODE_BYTES_MAX = 24
 # a version code stored as bytes has at most this many (the integer part has 32 digits)
 _PLAIN_ERRORS = (TypeError, ValueError, OverflowError)
@@ -244,6 +246,20 @@ def _stored(typed: tuple[str, Any]) -> Any:
     if tag == "null" and payload == b"":
         return None
     return (tag, payload)
+
+
+def _kept_as_is(value: Any) -> bool:
+    """Whether a channel value is stored as itself, not serialized: an int msgpack can
+    hold, float, bool or ASCII str (exact types), which is immutable and which the
+    default serde gives back equal and of the same type (and refuses nothing of).
+
+    Why: packing such a value costs a Packer call per put; keeping it costs nothing and
+    often less memory (the saver shares the object the channel held).
+    """
+    kind = type(value)
+    if kind is int:
+        return _I64_MIN <= value < _U64_LIMIT  # the serde refuses other ints, as LangGraph's
+    return kind is float or kind is bool or (kind is str and value.isascii())
 
 
 def _typed(stored: Any) -> tuple[str, Any]:
@@ -549,6 +565,8 @@ class _Store:
         return _stored(serde.dumps_typed(value))
 
     def _load_value(self, serde: SerializerProtocol, stored: Any) -> Any:
+        if _kept_as_is(stored):
+            return stored
         if type(stored) is bytes and _fast(serde):
             try:
                 return _plain_unpack(stored)
@@ -749,8 +767,8 @@ class _Store:
                 key = self._blob_key(ref, code, channel)
             if channel in values:
                 value = values[channel]
-                if value is None and pack:
-                    blobs.append((key, None))
+                if pack and (value is None or _kept_as_is(value)):
+                    blobs.append((key, value))
                     continue
                 if pack and not isinstance(value, (bytes, bytearray)):
                     try:  # inline _store_value: the usual case, msgpack's own types
@@ -1234,7 +1252,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                         version = self._store._text(key >> _REF_BITS)
                     else:
                         channel, version = key[0], _version_of_key(key[1])
-                    out[(t, ns, channel, version)] = _typed(stored)  # a value put after "empty" wins
+                    # a value put after "empty" wins
+                    out[(t, ns, channel, version)] = self.serde.dumps_typed(stored) if _kept_as_is(stored) else _typed(stored)
         return out
 
 

@@ -32,6 +32,7 @@ from lgembed.types import Command, GraphOutput, Send
 __all__ = ("Pregel", "ensure_valid_checkpointer")
 
 import os as _os
+import sys as _sys
 import threading as _threading
 
 _POOL_LOCK = _threading.Lock()
@@ -362,9 +363,9 @@ class Pregel:
                 kwargs["context"] = parent_runtime.context
         saver = self._saver(config)
         if saver is not None:
-            from lgembed.pregel._persist import CheckpointedRun
-
-            run = CheckpointedRun(self, config, saver=saver, durability=durability, **kwargs)
+            run = _run_module("lgembed.pregel._persist").CheckpointedRun(
+                self, config, saver=saver, durability=durability, **kwargs
+            )
             run.static_interrupt = False
             run.set_lazy_values(lazy_values)
             if subgraphs or run.parent_sink is not None:
@@ -985,16 +986,20 @@ def _coerce_checkpoint_values(payload: Any, mapper: Any) -> None:
         payload["values"] = mapper(payload["values"])
 
 
-_EXEC: Any = None
-# lgembed.pregel._exec, imported by the first run (not by `import lgembed.graph`: it
-# added about 1 ms to a graph's import and compile) and kept (a function-level import on every
-# run costs about 10,000 instructions in the compiled build)
+_RUN_MODULES: dict = {}
+# name -> module, for the modules runs use that `import lgembed.graph` does not import
+# (lgembed.pregel._exec added about 1 ms to a graph's import and compile): each is
+# imported by the first run that needs it and kept: a function-level import runs the
+# import machinery on every call (about 8,000 instructions for a module already loaded)
+
+
+def _run_module(name: str) -> Any:
+    module = _RUN_MODULES.get(name)
+    if module is None:
+        __import__(name)
+        module = _RUN_MODULES[name] = _sys.modules[name]
+    return module
 
 
 def _exec() -> Any:
-    global _EXEC
-    if _EXEC is None:
-        from lgembed.pregel import _exec as module
-
-        _EXEC = module
-    return _EXEC
+    return _run_module("lgembed.pregel._exec")
