@@ -25,7 +25,7 @@ def _digest(data: bytes) -> str:
 
 def task_id(checkpoint_id: str, *parts: str) -> str:
     """Id `8-4-4-4-12` of a task, from the id of the checkpoint its step starts from."""
-    h = _digest((checkpoint_id + "\x00" + "\x00".join(parts)).encode())
+    h = _digest(("%s\x00%s" % (checkpoint_id, "\x00".join(parts))).encode())
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 

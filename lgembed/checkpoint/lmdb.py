@@ -638,15 +638,15 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         keep_last = self.keep_last
         db = self._records
 
-        def write(txn: Any) -> None:
+        def write(txn: Any) -> None:  # `db` is the transaction's default: positional calls
             put = txn.put
             for row_key, row, overwrite in write_rows:
-                put(row_key, row, db=db, overwrite=overwrite)
+                put(row_key, row, True, overwrite)  # (key, value, dupdata, overwrite)
             for blob_key, blob in blobs:
-                put(blob_key, blob, db=db)
+                put(blob_key, blob)
             for blob_key in cleared:
-                txn.delete(blob_key, db=db)  # a value stored before under this version goes
-            put(key, record, db=db)
+                txn.delete(blob_key)  # a value stored before under this version goes
+            put(key, record)
             if keep_last is not None:
                 self._retain(txn, group, keep_last)
 
@@ -663,6 +663,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             action="LmdbSaver: writing a checkpoint",
             max_map_size=self.max_map_size,
             durable=durable,
+            db=db,
         )
         return _config(thread_id, checkpoint_ns, checkpoint["id"])
 
@@ -695,9 +696,10 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         rows = self._write_rows(prefix, writes, task_id, task_path, thread_pack())
         db = self._records
 
-        def write(txn: Any) -> None:
+        def write(txn: Any) -> None:  # `db` is the transaction's default: positional calls
+            put = txn.put
             for key, row, overwrite in rows:
-                txn.put(key, row, db=db, overwrite=overwrite)
+                put(key, row, True, overwrite)  # (key, value, dupdata, overwrite)
 
         durable = self._durability(config) == "sync" and any(w[0] == _INTERRUPT for w in writes)
         self._shared.write(
@@ -706,6 +708,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             action="LmdbSaver: writing pending writes",
             max_map_size=self.max_map_size,
             durable=durable,
+            db=db,
         )
 
     def _write_rows(

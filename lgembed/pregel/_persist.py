@@ -365,11 +365,15 @@ class CheckpointedRun(Run):
         (`put_step`, one transaction), unless the step fails first (then they are
         saved at once, see `after_tick`).
         """
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # (a `with` looks up __enter__ and __exit__ on every call)
+        try:
             special = [c for c, _ in writes if c in _FIXED_SLOT]
             if special:
                 self.pending_writes = [w for w in self.pending_writes if not (w[0] == task_id and w[1] in special)]
-            self.pending_writes.extend((task_id, c, v) for c, v in writes)
+            self.pending_writes.extend([(task_id, c, v) for c, v in writes])
+        finally:
+            lock.release()
         if self.durability == "exit":
             self.exit_dirty = True
         elif defer:

@@ -97,10 +97,10 @@ class Task:
             run = self.run
             ns = f"{run.parent_ns}{NS_SEP}{self.name}" if run.parent_ns else self.name
             if self.path[0] == PULL:
-                parts = (ns, str(run.step), self.name, PULL, *self.triggers)
+                tid = task_id(run.checkpoint_id, ns, str(run.step), self.name, PULL, *self.triggers)
             else:
-                parts = (ns, str(run.step), self.name, PUSH, str(self.path[1]))
-            tid = self._id = task_id(run.checkpoint_id, *parts)
+                tid = task_id(run.checkpoint_id, ns, str(run.step), self.name, PUSH, str(self.path[1]))
+            self._id = tid
         return tid
 
     @property
