@@ -7,6 +7,7 @@
 cimport cython
 
 from lgembed.checkpoint.base cimport get_checkpoint_metadata
+from lgembed.checkpoint.serde cimport thread_pack
 
 cdef double _FRACTION_SCALE
 cdef long long _COUNTER_MAX
@@ -35,11 +36,10 @@ cdef class _Store:
     cpdef _unname(self, stored)
     cpdef list _names_of(self, stored)
     cpdef _code(self, version)
-    @cython.locals(known=dict)
-    cpdef list _codes_for(self, versions)
     cpdef _text(self, code)
     cpdef list _texts_of(self, codes)
     cpdef _blob_key(self, stored_name, code, channel)
+    @cython.locals(names=list, codes=list, refs=dict, known=dict)
     cpdef _encode_versions(self, versions)
     @cython.locals(rows=list, memo=dict, refs=dict, known=dict, hit=tuple, count=Py_ssize_t)
     cpdef _encode_seen(self, serde, pack, seen)

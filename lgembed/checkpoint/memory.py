@@ -422,13 +422,6 @@ class _Store:
             _remember(self.codes, version, code)
         return code
 
-    def _codes_for(self, versions: Any) -> list:
-        known = self.codes
-        try:
-            return [known[version] for version in versions]
-        except (KeyError, TypeError):  # not cached, or not a str
-            return [self._code(v) for v in versions]
-
     def _text(self, code: Any) -> Any:
         """The version a stored code stands for (for an int code, the exact LangGraph string)."""
         if type(code) is int:
@@ -462,7 +455,16 @@ class _Store:
         """`[names, codes]` of a `{channel: version}` dict; None for anything else."""
         if type(versions) is not dict:
             return None
-        return [self._names_for(versions), self._codes_for(versions.values())]
+        names: list = []
+        codes: list = []
+        refs, known = self.name_refs, self.codes
+        try:  # one pass, C-level lookups; a name or version not cached takes the slow path
+            for channel, version in versions.items():
+                names.append(refs[channel])
+                codes.append(known[version])
+        except (KeyError, TypeError):
+            return [[self._name(ch) for ch in versions], [self._code(v) for v in versions.values()]]
+        return [names, codes]
 
     def _encode_seen(self, serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, seen: Any) -> bytes | None:
         """msgpack of `versions_seen` as an array of `[node, names, codes]` rows; None if
