@@ -11,13 +11,11 @@ of channels that react to `finish()`, so no step scans every channel.
 
 from __future__ import annotations
 
-import logging
 
 from lgembed._typing import MISSING
 
 __all__ = ("apply_writes", "triggered_nodes", "node_triggered")
 
-logger = logging.getLogger("lgembed.pregel")
 
 SKIP_WRITE_KEYS = frozenset(
     (
@@ -176,7 +174,11 @@ def _one_each(writes: list) -> bool:
 
 
 def _warn_unknown(task: object, chan: object) -> None:
-    logger.warning(f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it.")
+    import logging  # on first use: `import lgembed.graph` loads this module, not logging
+
+    logging.getLogger("lgembed.pregel").warning(
+        f"Task {task.name} with path {task.path} wrote to unknown channel {chan}, ignoring it."
+    )
 
 
 def _store(

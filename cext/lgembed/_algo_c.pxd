@@ -9,7 +9,6 @@
 
 cimport cython
 
-cdef object logger
 cdef object SKIP_WRITE_KEYS
 cdef object _RESERVED_TRIGGERS
 cdef object MISSING
