@@ -541,6 +541,37 @@ def test_unserializable_value_stores_nothing(serde):
     assert saver.get_tuple(stored).pending_writes == []
 
 
+def test_put_step_is_put_writes_then_put_and_honours_overrides():
+    """P-5, P-12: put_step stores what put_writes then put store; replaced methods are still called."""
+    direct, separate = InMemorySaver(), InMemorySaver()
+    version = direct.get_next_version(None, None)
+    start = ckpt(0, {"a": 1}, {"a": version})
+    first = direct.put(cfg(), start, md(0), {"a": version})
+    assert separate.put(cfg(), start, md(0), {"a": version}) == first
+    writes = [("task-1", [("a", 2), ("__error__", "x")], "~__pregel_pull, n"), ("task-2", [("b", [3])], "p")]
+    step = ckpt(1, {"a": 2}, {"a": version}, {"n": {"a": version}})
+    stored = direct.put_step(first, step, md(1), {"a": version}, writes)
+    for task_id, task_writes, path in writes:
+        separate.put_writes(first, task_writes, task_id, path)
+    assert stored == separate.put(first, step, md(1), {"a": version})
+    assert_same_tuples(direct.get_tuple(first), separate.get_tuple(first))
+    assert_same_tuples(direct.get_tuple(stored), separate.get_tuple(stored))
+
+    calls = []
+
+    class Counting(InMemorySaver):
+        def put(self, *args):
+            calls.append("put")
+            return super().put(*args)
+
+    patched = InMemorySaver()
+    patched.put_writes = lambda *args: calls.append("put_writes")
+    for saver in (Counting(), patched):
+        parent = InMemorySaver.put(saver, cfg(), start, md(0), {"a": version})
+        saver.put_step(parent, step, md(1), {"a": version}, [("t", [("a", 1)], "")])
+    assert calls == ["put", "put_writes"]
+
+
 def test_put_writes_rules_match_the_reference():
     """P-5: a repeated regular write is kept, special channels replace, each write keeps its own task path."""
     saver, ref = both()

@@ -56,6 +56,7 @@ cdef class _Store:
     cpdef _Lane _lane_for_put(self, thread_id, checkpoint_ns)
     @cython.locals(blobs=list, empty=list, codes=dict, refs=dict, lane=_Lane, stored=dict)
     cpdef dict put(self, serde, config, checkpoint, metadata, new_versions)
+    cpdef dict put_step(self, serde, config, checkpoint, metadata, new_versions, task_writes)
     @cython.locals(channels=list, values=list, idxs=list)
     cpdef put_writes(self, serde, config, writes, task_id, task_path)
     cpdef _put_writes_locked(self, serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, list idxs, list channels, list values)

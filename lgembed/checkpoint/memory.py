@@ -798,6 +798,20 @@ class _Store:
             self.release()
         return _config(thread_id, checkpoint_ns, checkpoint_id)
 
+    def put_step(
+        self,
+        serde: SerializerProtocol,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        task_writes: Sequence[tuple[str, Sequence[tuple[str, Any]], str]],
+    ) -> RunnableConfig:
+        """`BaseCheckpointSaver.put_step` on this store: each task's writes, then the checkpoint."""
+        for task_id, writes, task_path in task_writes:
+            self.put_writes(serde, config, writes, task_id, task_path)
+        return self.put(serde, config, checkpoint, metadata, new_versions)
+
     def put_writes(
         self,
         serde: SerializerProtocol,
@@ -1140,6 +1154,29 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         """
         self._store.put_writes(self.serde, config, writes, task_id, task_path)
 
+    def put_step(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        task_writes: Sequence[tuple[str, Sequence[tuple[str, Any]], str]],
+    ) -> RunnableConfig:
+        """`BaseCheckpointSaver.put_step`: `put_writes` for each task, then `put`.
+
+        Made by the store in one call, unless a subclass or the instance replaced `put`
+        or `put_writes` (then those are called, as the base class does).
+        """
+        cls = type(self)
+        own = self.__dict__
+        if (
+            (cls is not InMemorySaver and (cls.put is not _PUT or cls.put_writes is not _PUT_WRITES))
+            or "put" in own
+            or "put_writes" in own
+        ):
+            return BaseCheckpointSaver.put_step(self, config, checkpoint, metadata, new_versions, task_writes)
+        return self._store.put_step(self.serde, config, checkpoint, metadata, new_versions, task_writes)
+
     # --- maintenance --------------------------------------------------------------
 
     def delete_thread(self, thread_id: str) -> None:
@@ -1258,6 +1295,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     out[(t, ns, channel, version)] = self.serde.dumps_typed(stored) if _kept_as_is(stored) else _typed(stored)
         return out
 
+
+_PUT, _PUT_WRITES = InMemorySaver.put, InMemorySaver.put_writes
+# what put_step compares a subclass's methods with
 
 MemorySaver = InMemorySaver
 """Alias kept for LangGraph compatibility."""
