@@ -32,9 +32,9 @@ one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
   `[names, codes]` of the channels put without a value. A checkpoint with exactly the
   engine's keys in its order, both versions encoded, is stored as `[v, ts,
   updated_channels]` instead of the dict (loading rebuilds the dict in that order).
-  A node's row is packed once
-  and reused while its entry is unchanged (only the node that ran changes it), so
-  the record is packed without `versions_seen` and its rows are appended as bytes.
+  A node's row is packed once and reused while its entry is unchanged (only the
+  node that ran changes it), so the record is packed without `versions_seen` and its
+  rows are appended as bytes.
   With another serializer: plain msgpack of `[None, tag, bytes, tag, bytes,
   parent_id, empty]` (its typed checkpoint and metadata, as LangGraph stores them);
 - a name (key, channel, node, task path) is an index into the saver's name table
@@ -115,11 +115,11 @@ _I64_MIN = -(1 << 63)
 _CODE_BYTES_MAX = 24
 # a version code stored as bytes has at most this many (the integer part has 32 digits)
 _PLAIN_ERRORS = (TypeError, ValueError, OverflowError)
+# what msgpack alone raises for an object only the serde can pack
 _FIXARRAYS = tuple(bytes((0x90 | n,)) for n in range(16))
+# msgpack's one-byte headers of arrays of 0..15 items
 _CHECKPOINT_KEYS = ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
 # the keys, in order, of the checkpoints the engine makes: their record holds only the values
-# msgpack's one-byte headers of arrays of 0..15 items
-# what msgpack alone raises for an object only the serde can pack
 _MISSING = object()
 _PREFIXES: dict = {}
 # current counter -> `f"{counter + 1:032}."`, the integer part of the next version (up to _CACHE_MAX)
@@ -490,15 +490,22 @@ class _Store:
                         memo[node] = hit
                 rows.append(hit[1])
         except (KeyError, TypeError, AttributeError):  # not cached yet, or not a dict of dicts
+            # (a list, not a generator: a compiled cpdef method cannot hold a closure)
             if not all([isinstance(versions, dict) for versions in seen.values()]):
                 return None
             rows = [
-                _pack_part(serde, pack, [self._name(node), [self._name(k) for k in versions], [self._code(v) for v in versions.values()]])
+                _pack_part(
+                    serde,
+                    pack,
+                    [self._name(node), [self._name(k) for k in versions], [self._code(v) for v in versions.values()]],
+                )
                 for node, versions in seen.items()
             ]
-        count = len(rows)
-        head = _FIXARRAYS[count] if count < 16 else b"\xdc" + count.to_bytes(2, "big") if count < 65536 else b"\xdd" + count.to_bytes(4, "big")
-        rows.insert(0, head)
+        count = len(rows)  # then msgpack's array header: fixarray, array 16 or array 32
+        if count < 16:
+            rows.insert(0, _FIXARRAYS[count])
+        else:
+            rows.insert(0, b"\xdc" + count.to_bytes(2, "big") if count < 65536 else b"\xdd" + count.to_bytes(4, "big"))
         return b"".join(rows)
 
     def _decode_seen(self, value: Any) -> dict:
@@ -616,7 +623,9 @@ class _Store:
         # the record's last item, packed None (one byte), becomes the packed versions_seen
         return packed if seen is None else packed[:-1] + seen
 
-    def _decode(self, serde: SerializerProtocol, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
+    def _decode(
+        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str
+    ) -> tuple[dict, Any, Any, list, list]:
         """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`.
 
         Raises:
@@ -630,7 +639,9 @@ class _Store:
             # Why: only this saver writes records, so anything unexpected means corruption
             raise _corrupt("a checkpoint", record) from e
 
-    def _decode_record(self, serde: SerializerProtocol, record: bytes, checkpoint_id: str) -> tuple[dict, Any, Any, list, list]:
+    def _decode_record(
+        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str
+    ) -> tuple[dict, Any, Any, list, list]:
         parts = self._unpack(serde, record, "a checkpoint")
         if record[:1] == b"\x97":  # written with another serializer: its typed pairs
             _, tag, payload, meta_tag, meta_payload, parent, empty = parts
@@ -640,7 +651,14 @@ class _Store:
         checkpoint, versions, metadata, parent, empty, seen = parts
         if type(checkpoint) is list and len(checkpoint) == 3 and versions is not None and seen is not None:
             v, ts, updated = checkpoint  # the engine's checkpoint: its keys, in its order
-            checkpoint = {"v": v, "id": checkpoint_id, "ts": ts, "channel_versions": None, "versions_seen": None, "updated_channels": updated}
+            checkpoint = {
+                "v": v,
+                "id": checkpoint_id,
+                "ts": ts,
+                "channel_versions": None,
+                "versions_seen": None,
+                "updated_channels": updated,
+            }
         elif type(checkpoint) is dict and "id" in checkpoint:
             checkpoint["id"] = checkpoint_id
         if type(checkpoint) is not dict or type(metadata) is not dict:
@@ -660,7 +678,9 @@ class _Store:
             return []
         return [(ch, self._blob_key(self._name(ch), self._code(v), ch)) for ch, v in versions.items()]
 
-    def _pack_writes(self, serde: SerializerProtocol, task_id: str, path: str, idxs: list, channels: list, values: list) -> bytes:
+    def _pack_writes(
+        self, serde: SerializerProtocol, task_id: str, path: str, idxs: list, channels: list, values: list
+    ) -> bytes:
         """A write record; a value is an object, or a `_Serialized` `(tag, bytes)` pair.
 
         Raises:
@@ -731,7 +751,7 @@ class _Store:
             lane = lanes[checkpoint_ns] = _Lane()
         elif lane.checkpoints:
             return lane
-        if not any([other.checkpoints for other in lanes.values()]):
+        if not any([other.checkpoints for other in lanes.values()]):  # (a list: see _encode_seen)
             # the thread's first checkpoint: list(None) orders threads by it (LangGraph's
             # storage gets the thread then), even when put_writes made the entry earlier
             del threads[thread_id]
@@ -836,7 +856,9 @@ class _Store:
         idxs = [get(channel, idx) for idx, channel in enumerate(channels)]
         self.acquire()
         try:
-            self._put_writes_locked(serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idxs, channels, values)
+            self._put_writes_locked(
+                serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idxs, channels, values
+            )
         finally:
             self.release()
 
@@ -1292,7 +1314,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     else:
                         channel, version = key[0], _version_of_key(key[1])
                     # a value put after "empty" wins
-                    out[(t, ns, channel, version)] = self.serde.dumps_typed(stored) if _kept_as_is(stored) else _typed(stored)
+                    pair = self.serde.dumps_typed(stored) if _kept_as_is(stored) else _typed(stored)
+                    out[(t, ns, channel, version)] = pair
         return out
 
 

@@ -32,12 +32,14 @@ from lgembed.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSin
 
 __all__ = ("StateGraph", "CompiledStateGraph")
 
+
 def _log_warning(message: str) -> None:
     """Logs `message` on the "lgembed.graph" logger; logging is imported on first use,
     not by `import lgembed.graph` (it adds about 4 ms to a graph's import)."""
     import logging
 
     logging.getLogger("lgembed.graph").warning(message)
+
 
 _DEFAULT_ERROR_HANDLER_NODE = "__default_error_handler__"
 
