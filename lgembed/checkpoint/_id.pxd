@@ -8,8 +8,10 @@ cimport cython
 
 cdef unsigned long long _GREGORIAN_OFFSET
 
-@cython.locals(timestamp=cython.ulonglong, last=cython.ulonglong, seq=cython.ulonglong,
-               node=cython.ulonglong, high=cython.ulonglong)
+@cython.locals(timestamp=cython.ulonglong, last=cython.ulonglong)
+cdef unsigned long long _next_timestamp() except? 0
+
+@cython.locals(timestamp=cython.ulonglong, seq=cython.ulonglong, node=cython.ulonglong, high=cython.ulonglong)
 cpdef str uuid6_str(clock_seq)
 
 @cython.locals(micros=cython.longlong, second=cython.longlong, micro=cython.longlong)

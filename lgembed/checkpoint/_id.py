@@ -41,7 +41,22 @@ _LAST_TIMESTAMP = [0]
 _acquire = _LOCK.acquire
 _release = _LOCK.release
 _getrandbits = random.getrandbits
-# bound once: uuid6_str runs once per checkpoint
+# bound once: a checkpoint id is made once per checkpoint
+
+
+def _next_timestamp() -> int:
+    """The UUID timestamp of a new id: now, or one tick past the last id's if the clock
+    did not move forward (see the module docstring)."""
+    timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
+    _acquire()
+    try:
+        last = _LAST_TIMESTAMP[0]
+        if timestamp <= last:
+            timestamp = last + 1
+        _LAST_TIMESTAMP[0] = timestamp
+    finally:
+        _release()
+    return timestamp
 
 
 def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
@@ -57,11 +72,7 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
     Returns:
         A `uuid.UUID` whose `version` is 6.
     """
-    timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
-    with _LOCK:
-        if timestamp <= _LAST_TIMESTAMP[0]:
-            timestamp = _LAST_TIMESTAMP[0] + 1
-        _LAST_TIMESTAMP[0] = timestamp
+    timestamp = _next_timestamp()
     if clock_seq is None:
         clock_seq = random.getrandbits(14)
     if node is None:
@@ -83,15 +94,7 @@ def uuid6_str(clock_seq: int) -> str:
     Strategy: the id's two 64-bit halves are computed apart, so the compiled build
     (`_id.pxd`) does the arithmetic on C integers instead of 128-bit Python ints.
     """
-    timestamp = time.time_ns() // 100 + _GREGORIAN_OFFSET
-    _acquire()
-    try:
-        last = _LAST_TIMESTAMP[0]
-        if timestamp <= last:
-            timestamp = last + 1
-        _LAST_TIMESTAMP[0] = timestamp
-    finally:
-        _release()
+    timestamp = _next_timestamp()
     seq = clock_seq & 0x3FFF
     node = _getrandbits(48)
     high = ((timestamp >> 12) & 0xFFFF_FFFF_FFFF) << 16 | 0x6 << 12 | (timestamp & 0x0FFF)

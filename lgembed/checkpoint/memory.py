@@ -276,8 +276,8 @@ def _fast(serde: SerializerProtocol) -> bool:
 
 
 def _pack_part(serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, value: Any) -> bytes:
-    """msgpack of `value` as the serde (a MsgpackSerializer) writes it inside a record;
-    `pack`: a Packer's, as `_plain_pack` (None: that one)."""
+    """msgpack of `value` (a record, or a part of one) as the serde (a MsgpackSerializer)
+    writes it; `pack`: a Packer's, as `_plain_pack` (None: that one)."""
     try:
         return pack(value) if pack else _plain_pack(value)
     except _PLAIN_ERRORS:
@@ -615,11 +615,7 @@ class _Store:
                 rest["channel_versions"] = None
             if seen is not None:
                 rest["versions_seen"] = None
-        record = [rest, versions, metadata, parent, empty, None]
-        try:
-            packed = pack(record) if pack else _plain_pack(record)
-        except _PLAIN_ERRORS:
-            packed = serde.dumps_typed(record)[1]
+        packed = _pack_part(serde, pack, [rest, versions, metadata, parent, empty, None])
         # the record's last item, packed None (one byte), becomes the packed versions_seen
         return packed if seen is None else packed[:-1] + seen
 

@@ -36,12 +36,12 @@ import sys as _sys
 import threading as _threading
 
 _POOL_LOCK = _threading.Lock()
+# guards the lazy creation of each graph's worker pool
 POOL_SIZE = min(32, (_os.cpu_count() or 1) + 4)
+# worker threads of a graph's pool
 _RECYCLED_MAX = 2
 # channel sets a graph keeps for its next runs (runs at the same time in other threads
 # make their own)
-# worker threads of a graph's pool
-# guards the lazy creation of each graph's worker pool
 
 _ALL_MODES = ("values", "updates", "checkpoints", "tasks", "debug", "messages", "custom")
 
