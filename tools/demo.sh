@@ -2,5 +2,5 @@
 # The main job: set up .venv, build lgembed, run the demo graph (examples/thermostat.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LGEMBED_EXTRAS=test source tools/_venv.sh
+source tools/_venv.sh
 exec .venv/bin/python examples/thermostat.py "$@"

@@ -3,7 +3,7 @@
 # build (LGEMBED_EXTENSIONS=off). Sets up .venv and builds the extensions first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LGEMBED_EXTRAS=test,pydantic source tools/_venv.sh
+source tools/_venv.sh
 echo "== compiled build (LGEMBED_EXTENSIONS=required) =="
 LGEMBED_EXTENSIONS=required .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
 echo "== pure build (LGEMBED_EXTENSIONS=off) =="
