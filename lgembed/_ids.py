@@ -10,7 +10,11 @@ ids have LangGraph's shape but not its values.
 from __future__ import annotations
 
 
-from hashlib import blake2b  # this module is imported on first use of an id, never by `import lgembed.graph`
+# this module is imported on first use of an id, never by `import lgembed.graph`
+try:  # CPython's own BLAKE2: hashlib would also load OpenSSL (about 3.5 MB of RSS) only to re-export it
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - interpreters without the _blake2 module
+    from hashlib import blake2b
 
 
 _EMPTY = blake2b(digest_size=16)

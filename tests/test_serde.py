@@ -444,30 +444,44 @@ def test_values_inside_send_are_serialized_recursively(serde):
     assert roundtrip(serde, Send("n", {"x": (1,)})) == Send("n", {"x": [1]})
 
 
-def test_langchain_messages_load_as_lgembed_messages_without_langchain(serde):
-    """Z-4: a langchain-core message written by LangGraph loads as lgembed's class when langchain_core is not imported."""
-    assert "langchain_core" not in sys.modules
-    data = (
-        b"\xc7\x88\x05\x94\xbdlangchain_core.messages.human\xacHumanMessage\x86\xa7content\xa2hi"
-        b"\xb1additional_kwargs\x80\xb1response_metadata\x80\xa4type\xa5human\xa4name\xc0\xa2id\xa11"
-        b"\xb3model_validate_json"
-    )
-    loaded = serde.loads_typed(("msgpack", data))
-    assert type(loaded) is HumanMessage and loaded == HumanMessage("hi", id="1")
-    assert "langchain_core" not in sys.modules
+_WITHOUT_LANGCHAIN = """
+import re, sys
+import msgpack
+from lgembed.checkpoint.serde import DeserializationError, MsgpackSerializer
+from lgembed.messages import HumanMessage
+serde = MsgpackSerializer()
+assert "langchain_core" not in sys.modules
+data = (
+    b"\\xc7\\x88\\x05\\x94\\xbdlangchain_core.messages.human\\xacHumanMessage\\x86\\xa7content\\xa2hi"
+    b"\\xb1additional_kwargs\\x80\\xb1response_metadata\\x80\\xa4type\\xa5human\\xa4name\\xc0\\xa2id\\xa11"
+    b"\\xb3model_validate_json"
+)
+loaded = serde.loads_typed(("msgpack", data))
+assert type(loaded) is HumanMessage and loaded == HumanMessage("hi", id="1")
+assert "langchain_core" not in sys.modules
+chunk = msgpack.packb(msgpack.ExtType(5, msgpack.packb(["langchain_core.messages.ai", "AIMessageChunk", {"content": "c"}, "model_validate_json"])))
+try:
+    serde.loads_typed(("msgpack", chunk))
+except DeserializationError as e:
+    assert str(e) == (
+        "Loading 'langchain_core.messages.ai:AIMessageChunk' from a checkpoint failed: TypeError: "
+        "langchain-core is not imported; import langchain_core.messages before loading a AIMessageChunk"
+    ), str(e)
+else:
+    raise AssertionError("loading an AIMessageChunk without langchain_core did not fail")
+print("ok")
+"""
 
 
-def test_langchain_chunk_needs_langchain(serde):
-    """Z-4: a langchain-core class lgembed has no twin for needs langchain_core imported."""
-    data = ext(5, "langchain_core.messages.ai", "AIMessageChunk", {"content": "c"}, "model_validate_json")
-    with pytest.raises(
-        DeserializationError,
-        match=re.escape(
-            "Loading 'langchain_core.messages.ai:AIMessageChunk' from a checkpoint failed: TypeError: "
-            "langchain-core is not imported; import langchain_core.messages before loading a AIMessageChunk"
-        ),
-    ):
-        serde.loads_typed(data)
+def test_langchain_messages_load_as_lgembed_messages_without_langchain():
+    """Z-4: a langchain-core message written by LangGraph loads as lgembed's class when
+    langchain_core is not imported, and a class lgembed has no twin for needs it imported.
+
+    Runs in a fresh interpreter: langchain-core is installed for the tests (langgraph-sdk
+    needs it) and other tests of this process may have imported it.
+    """
+    out = subprocess.run([sys.executable, "-c", _WITHOUT_LANGCHAIN], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 # --- registered user types --------------------------------------------------------------

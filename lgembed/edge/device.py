@@ -31,6 +31,11 @@ graph may use. The same file runs on the board and, with `simulate=True`, on a l
     heater = "heater"
     sensors = ["room"]
 
+    [bridges.mcu]                  # a microcontroller on a UART or CAN adapter (lgembed.bridge)
+    transport = "uart"
+    adapter = "mcu_uart"
+    tools = { read_temp = { risk = "low" } }
+
 Keys of an adapter's table besides its driver settings: `kind`, `driver`, `simulator`
 (a built-in name or "module:Class"), `simulation` (the simulator's options) and
 `simulate` (true: simulate this adapter even when the device is not simulated).
@@ -39,37 +44,24 @@ Keys of an adapter's table besides its driver settings: `kind`, `driver`, `simul
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from lgembed import _toml
 from lgembed.edge.errors import AdapterNotFoundError, DeviceFileError, EdgeError
 from lgembed.edge.registry import EdgeAdapterRegistry, driver_class
 
 __all__ = ("Device", "load_device")
 
-_TOP_KEYS = ("device", "adapters", "tools", "world")
+_TOP_KEYS = ("device", "adapters", "tools", "world", "bridges")
 _ADAPTER_KEYS = ("kind", "driver", "simulator", "simulation", "simulate")
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib
-        except ImportError as e:
-            msg = f"Reading device file {path}: Python 3.10 needs the 'tomli' package. Fix: pip install 'lgembed[hardware]'"
-            raise DeviceFileError(msg, path) from e
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError as e:
-        msg = f"Reading device file {path}: no such file. Fix: pass the path of an existing TOML file"
-        raise DeviceFileError(msg, path) from e
-    except tomllib.TOMLDecodeError as e:
-        msg = f"Reading device file {path}: invalid TOML: {e}"
-        raise DeviceFileError(msg, path) from e
+        return _toml.load(path, "device file")
+    except _toml.TomlError as e:
+        raise DeviceFileError(str(e), path) from e
 
 
 class Device:
@@ -95,6 +87,8 @@ class Device:
         self._env: Any = None
         self._tools: list[Any] | None = None
         self._closed = False
+        self._bridges: dict[str, Any] = {}  # open BridgeClients (lgembed.bridge), by name
+        self._bridge_tables: dict[str, Any] = {}  # the checked [bridges.NAME] tables
 
     # --- lookups ----------------------------------------------------------------------
 
@@ -157,10 +151,39 @@ class Device:
         return hardware_tool(self.adapter(adapter), **kwargs)
 
     def events(self, sources: Iterable[str] | None = None, **kwargs: Any) -> Any:
-        """An EventStream over this device's adapters (see `lgembed.edge.events`)."""
+        """An EventStream over this device's adapters (see `lgembed.edge.events`).
+
+        A `[bridges.NAME]` name among `sources` adds that MCU's events (kind
+        "bridge_event"); with `sources` None every bridge is included and the adapters
+        the bridges use are not watched (their bytes or frames belong to the bridge).
+        """
+        if self._bridge_tables:
+            from lgembed.bridge.device import event_stream
+
+            return event_stream(self, sources, **kwargs)
         from lgembed.edge.events import EventStream
 
         return EventStream(self.registry, sources, **kwargs)
+
+    def bridge(self, name: str) -> Any:
+        """The connected `lgembed.bridge.BridgeClient` of `[bridges.NAME]` (opened on first use).
+
+        Raises:
+            AdapterNotFoundError: no such bridge in the device file.
+            BridgeDisconnected: the MCU did not send its HELLO within the table's
+                `connect_timeout` (the next call tries again).
+        """
+        client = self._bridges.get(name)
+        if client is not None and client.state != "closed":
+            return client
+        if name not in self._bridge_tables:
+            msg = f"No bridge named {name!r} in {self.source} (bridges: {', '.join(self._bridge_tables) or 'none'})"
+            raise AdapterNotFoundError(msg)
+        from lgembed.bridge.device import open_bridge
+
+        client = open_bridge(name, self._bridge_tables[name], self.registry, self.source)
+        self._bridges[name] = client
+        return client
 
     # --- lifetime ---------------------------------------------------------------------
 
@@ -169,6 +192,8 @@ class Device:
         if self._closed:
             return
         self._closed = True
+        for client in self._bridges.values():
+            client.close()
         try:
             self.registry.close()
         finally:
@@ -263,6 +288,10 @@ def load_device(source: str | os.PathLike | Mapping[str, Any], simulate: bool | 
         if "tools" in config:
             _check_table(config["tools"], src, "tools")
             device.tools()  # validates every tool table now, not at the first call
+        if "bridges" in config:
+            from lgembed.bridge.device import check_bridges
+
+            device._bridge_tables = check_bridges(config["bridges"], device.registry, src)
     except BaseException:
         device.close()
         raise

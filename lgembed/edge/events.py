@@ -129,6 +129,16 @@ class EventStream:
         self._threads.append(t)
         t.start()
 
+    @property
+    def closed(self) -> bool:
+        """Whether close() was called."""
+        return self._closed
+
+    def put(self, source: str, kind: str, data: dict) -> None:
+        """Adds an event from a source the stream does not watch itself (an MCU behind
+        lgembed.bridge); the oldest buffered event is dropped when the buffer is full."""
+        self._put(source, kind, data)
+
     def _put(self, source: str, kind: str, data: dict) -> None:
         ev = Event(source, kind, data, time.time())
         while True:

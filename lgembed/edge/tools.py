@@ -39,7 +39,7 @@ from lgembed.edge.policy import ToolPolicy
 from lgembed.messages import ToolMessage
 from lgembed.tools import StructuredTool
 
-__all__ = ("AUDIT_NAMESPACE", "HardwareTool", "hardware_tool", "tool_from_table")
+__all__ = ("AUDIT_NAMESPACE", "HardwareTool", "gated_tool", "hardware_tool", "tool_from_table")
 
 AUDIT_NAMESPACE = ("lgembed", "audit")
 """The store namespace of audit records."""
@@ -164,7 +164,7 @@ def _approval(name: str, adapter: str, args: dict, policy: ToolPolicy, call_id: 
     return None
 
 
-def _make(
+def gated_tool(
     name: str,
     description: str,
     params: Sequence[Param],
@@ -174,7 +174,10 @@ def _make(
     adapters: tuple[str, ...],
     return_direct: bool = False,
 ) -> HardwareTool:
-    """Builds the tool: a function with `params` (+ the injected tool call id) that gates `run`."""
+    """A HardwareTool whose function takes `params` and gates `run` (policy, approval, audit).
+
+    Used by every hardware tool here and by `lgembed.bridge` for an MCU's functions.
+    """
 
     def gate(**kwargs: Any) -> Any:
         call_id = kwargs.pop(_CALL_ID, None)
@@ -295,7 +298,7 @@ def action_tool(
     def run(adapter: Any, args: dict) -> Any:
         return act.call(adapter, **fixed, **args, **options)
 
-    return _make(name, description or act.description, params, run, resolve, policy, adapters, return_direct)
+    return gated_tool(name, description or act.description, params, run, resolve, policy, adapters, return_direct)
 
 
 _TOOL_KEYS = ("adapter", "adapters", "action", "description", "policy", "args", "options", "return_direct")
@@ -388,7 +391,7 @@ def hardware_tool(
             msg = "Function must have a docstring if description not provided."
             raise ValueError(msg)
         adapter_name = getattr(adapter, "name", str(adapter))
-        return _make(
+        return gated_tool(
             name or func.__name__, desc, params,
             lambda a, args: func(a, **args), lambda args: adapter, policy, (adapter_name,), return_direct,
         )
