@@ -77,10 +77,13 @@ def _params(padding: int | None, block_size: int, stmin: int, timeout_ms: int, m
 
 def error_code(e: Exception) -> int:
     """The lgb error code of a can-isotp error: LGB_ERR_TOO_LONG for an overflow (a
-    message above the receiver's limit), else LGB_ERR_ISOTP (PROTOCOL.md §5.3, §5.4:
-    the N_Bs and N_Cr timeouts too)."""
-    if type(e).__name__ in ("FrameTooLongError", "OverflowError"):
+    message above the receiver's limit), LGB_ERR_TIMEOUT for the N_Bs and N_Cr timeouts
+    (PROTOCOL.md §5.3, §5.4, as the C library reports them), else LGB_ERR_ISOTP."""
+    name = type(e).__name__
+    if name in ("FrameTooLongError", "OverflowError"):
         return m.ERR_TOO_LONG
+    if name in ("FlowControlTimeoutError", "ConsecutiveFrameTimeoutError", "BlockingSendTimeout"):
+        return m.ERR_TIMEOUT
     return m.ERR_ISOTP
 
 
