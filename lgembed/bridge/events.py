@@ -9,12 +9,10 @@ EVENT becomes `Event(source=<bridge name>, kind="bridge_event", data={"event",
 
 from __future__ import annotations
 
-import queue
 import time
 from typing import Any
 
-from lgembed.edge.errors import DriverTimeoutError
-from lgembed.edge.events import Event
+from lgembed.edge.events import Event, EventQueue
 
 __all__ = ("EVENT_KIND", "BridgeEvents", "to_event")
 
@@ -23,86 +21,27 @@ EVENT_KIND = "bridge_event"
 "timestamp_ms", "device_id"}."""
 
 
-class BridgeEvents:
+class BridgeEvents(EventQueue):
     """An iterator over the MCU's events as lgembed.edge `Event`s (kind "bridge_event").
 
-    Made by `BridgeClient.events()`; also an async iterator and a context manager, like
-    `lgembed.edge.EventStream`. Events beyond `maxsize` unread ones drop the oldest
-    (counted in `dropped`).
+    Made by `BridgeClient.events()`; an `lgembed.edge.events.EventQueue` like
+    `EventStream` (get with a timeout, sync and async iteration, close, context manager).
+    Events beyond `maxsize` unread ones drop the oldest (counted in `dropped`).
     """
 
     def __init__(self, client: Any, maxsize: int = 1000) -> None:
+        super().__init__(maxsize)
         self._client = client
-        self._q: queue.Queue = queue.Queue(maxsize)
-        self._closed = False
-        self.dropped = 0
+        self._waiting_for = f"an event from bridge '{client.name}'"
 
     def _put(self, ev: Event) -> None:
-        while True:
-            try:
-                self._q.put_nowait(ev)
-                return
-            except queue.Full:
-                try:
-                    self._q.get_nowait()
-                    self.dropped += 1
-                except queue.Empty:
-                    pass
-
-    def get(self, timeout: float | None = None) -> Event:
-        """The next event.
-
-        Raises:
-            DriverTimeoutError: none arrived within `timeout` seconds.
-            StopIteration: the stream is closed and empty.
-        """
-        if self._closed and self._q.empty():
-            raise StopIteration
-        try:
-            ev = self._q.get(timeout=timeout)
-        except queue.Empty:
-            msg = f"Waiting for an event from bridge '{self._client.name}': none arrived within {timeout} s"
-            raise DriverTimeoutError(msg) from None
-        if ev is None:
-            raise StopIteration
-        return ev
-
-    def __iter__(self) -> BridgeEvents:
-        return self
-
-    def __next__(self) -> Event:
-        return self.get()
-
-    def __aiter__(self) -> BridgeEvents:
-        return self
-
-    async def __anext__(self) -> Event:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        while True:
-            try:
-                return await loop.run_in_executor(None, self.get, 0.2)
-            except DriverTimeoutError:
-                continue
-            except StopIteration:
-                raise StopAsyncIteration from None
+        self._enqueue(ev)
 
     def close(self) -> None:
         """Stops delivery; iteration ends once buffered events are read."""
         if not self._closed:
-            self._closed = True
             self._client._unsubscribe(self._put)
-            try:
-                self._q.put_nowait(None)
-            except queue.Full:
-                pass
-
-    def __enter__(self) -> BridgeEvents:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            self._end()
 
 
 def to_event(source: str, hello: Any, msg: Any) -> Event:

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from lgembed.edge.errors import ArgumentError, DriverTimeoutError, EdgeError
 
-__all__ = ("Event", "EventStream")
+__all__ = ("Event", "EventQueue", "EventStream")
 
 _POLL = 0.1
 # seconds each watcher waits on its adapter before checking whether the stream closed
@@ -67,7 +67,106 @@ def _frame_matches(frame: Any, filters: list[Mapping[str, Any]] | None) -> bool:
     return False
 
 
-class EventStream:
+class EventQueue:
+    """A bounded queue of `Event`s read with `get` or as a sync or async iterator.
+
+    The base of `EventStream` and of `lgembed.bridge`'s `BridgeEvents`: producers call
+    `_enqueue` (the oldest unread event is dropped when full, counted in `dropped`),
+    `_end` marks the end after the buffered events.
+    """
+
+    _waiting_for = "a hardware event"
+    # what `get` says it waited for when it times out
+
+    def __init__(self, maxsize: int = 1000) -> None:
+        self._q: queue.Queue = queue.Queue(maxsize)
+        self._closed = False
+        self.dropped = 0
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() was called."""
+        return self._closed
+
+    def _enqueue(self, ev: Event) -> None:
+        while True:
+            try:
+                self._q.put_nowait(ev)
+                return
+            except queue.Full:
+                try:
+                    self._q.get_nowait()
+                    self.dropped += 1
+                except queue.Empty:
+                    pass
+
+    def _end(self) -> None:
+        self._closed = True
+        try:
+            self._q.put_nowait(_STOP)
+        except queue.Full:
+            pass
+
+    def get(self, timeout: float | None = None) -> Event:
+        """The next event.
+
+        Raises:
+            DriverTimeoutError: none arrived within `timeout` seconds.
+            StopIteration: the stream is closed and empty.
+        """
+        if self._closed and self._q.empty():
+            raise StopIteration
+        try:
+            ev = self._q.get(timeout=timeout)
+        except queue.Empty:
+            msg = f"Waiting for {self._waiting_for}: none arrived within {timeout} s"
+            raise DriverTimeoutError(msg) from None
+        if ev is _STOP:
+            raise StopIteration
+        return ev
+
+    def __iter__(self) -> EventQueue:
+        return self
+
+    def __next__(self) -> Event:
+        return self.get()
+
+    def __aiter__(self) -> EventQueue:
+        return self
+
+    async def __anext__(self) -> Event:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        while True:
+            ev = await loop.run_in_executor(None, self._next_or_none, _POLL * 2)
+            if ev is _STOP:
+                raise StopAsyncIteration
+            if ev is not None:
+                return ev
+
+    def _next_or_none(self, timeout: float) -> Any:
+        # for the async iterator: StopIteration cannot cross a Future, so the end is _STOP
+        try:
+            return self.get(timeout)
+        except DriverTimeoutError:
+            return None
+        except StopIteration:
+            return _STOP
+
+    def close(self) -> None:
+        """Ends iteration once the buffered events are read."""
+        if not self._closed:
+            self._end()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EventStream(EventQueue):
     """Watches adapters and timers; iterate it (sync or async) to receive `Event`s.
 
     Args:
@@ -93,11 +192,9 @@ class EventStream:
         can_filters: Mapping[str, list] | None = None,
         maxsize: int = 1000,
     ) -> None:
-        self._q: queue.Queue = queue.Queue(maxsize)
+        super().__init__(maxsize)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.dropped = 0
-        self._closed = False
         adapters = []
         if sources is None:
             for name, a in registry.items():
@@ -129,28 +226,13 @@ class EventStream:
         self._threads.append(t)
         t.start()
 
-    @property
-    def closed(self) -> bool:
-        """Whether close() was called."""
-        return self._closed
-
     def put(self, source: str, kind: str, data: dict) -> None:
         """Adds an event from a source the stream does not watch itself (an MCU behind
         lgembed.bridge); the oldest buffered event is dropped when the buffer is full."""
         self._put(source, kind, data)
 
     def _put(self, source: str, kind: str, data: dict) -> None:
-        ev = Event(source, kind, data, time.time())
-        while True:
-            try:
-                self._q.put_nowait(ev)
-                return
-            except queue.Full:
-                try:
-                    self._q.get_nowait()
-                    self.dropped += 1
-                except queue.Empty:
-                    pass
+        self._enqueue(Event(source, kind, data, time.time()))
 
     def _guard(self, a: Any, fn: Any) -> None:
         while not self._stop.is_set():
@@ -195,70 +277,11 @@ class EventStream:
             self._put(name, "timer", {"name": name, "count": count})
             deadline += period
 
-    # --- consuming --------------------------------------------------------------------
-
-    def get(self, timeout: float | None = None) -> Event:
-        """The next event.
-
-        Raises:
-            DriverTimeoutError: none arrived within `timeout` seconds.
-            StopIteration: the stream is closed and empty.
-        """
-        if self._closed and self._q.empty():
-            raise StopIteration
-        try:
-            ev = self._q.get(timeout=timeout)
-        except queue.Empty:
-            msg = f"Waiting for a hardware event: none arrived within {timeout} s"
-            raise DriverTimeoutError(msg) from None
-        if ev is _STOP:
-            raise StopIteration
-        return ev
-
-    def __iter__(self) -> EventStream:
-        return self
-
-    def __next__(self) -> Event:
-        return self.get()
-
-    def __aiter__(self) -> EventStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        while True:
-            ev = await loop.run_in_executor(None, self._next_or_none, _POLL * 2)
-            if ev is _STOP:
-                raise StopAsyncIteration
-            if ev is not None:
-                return ev
-
-    def _next_or_none(self, timeout: float) -> Any:
-        # for the async iterator: StopIteration cannot cross a Future, so the end is _STOP
-        try:
-            return self.get(timeout)
-        except DriverTimeoutError:
-            return None
-        except StopIteration:
-            return _STOP
-
     def close(self) -> None:
         """Stops every watcher; iteration ends once buffered events are consumed."""
         if self._closed:
             return
-        self._closed = True
         self._stop.set()
         for t in self._threads:
             t.join(timeout=2.0)
-        try:
-            self._q.put_nowait(_STOP)
-        except queue.Full:
-            pass
-
-    def __enter__(self) -> EventStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._end()
