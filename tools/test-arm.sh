@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The wheels from tools/wheels.sh on an emulated ARM board: a Debian rootfs (mmdebstrap,
+# minbase + python3, python3-venv, python3-pip; bookworm = CPython 3.11, trixie = 3.13) run through
+# qemu-user-static and binfmt_misc, entered with chroot inside `unshare -m -n` (own mount
+# namespace, and a network namespace with no interface but lo: no index is reachable,
+# which the run proves with pip before installing). The wheels are installed offline from
+# dist/ + wheelhouse/ (+ the test dependencies' wheels, downloaded or cross-built on the
+# host and cached), the compiled wheel into one venv and the pure wheel into another.
+#
+# Usage: bash tools/test-arm.sh aarch64|armv7l|x86_64 [--smoke|--footprint] [--python 3.11|3.13]
+#   (default)    the whole test suite in both builds: LGEMBED_EXTENSIONS=required with the
+#                compiled wheel, =off with the pure wheel; the tests qemu cannot run are
+#                deselected, each with its reason printed (tools/arm/qemu-skips.txt)
+#   --smoke      offline install + tools/arm/smoke.py in both builds (what CI runs)
+#   --footprint  wheel/installed sizes, import + compile time and RSS of lgembed (both
+#                builds) and of LangGraph 1.2.22 installed the same way
+#   LGEMBED_ARM_PARALLEL=1 runs the suite's two builds at once (one core each).
+#   x86_64 runs the same rootfs natively (no qemu), for the footprint's reference column.
+# The rootfs tarball is cached in $LGEMBED_WHEELS_CACHE (default ~/.cache/lgembed-wheels).
+# Needs: root, bash tools/wheels.sh run first (dist/, wheelhouse/).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+source "$ROOT/tools/arm/common.sh"
+[ $# -ge 1 ] || die "usage: bash tools/test-arm.sh aarch64|armv7l|x86_64 [--smoke|--footprint] [--python 3.11|3.13]"
+ARCH=$1; shift
+MODE=suite PYVER=3.11
+while [ $# -gt 0 ]; do
+  case $1 in
+    --smoke) MODE=smoke ;;
+    --footprint) MODE=footprint ;;
+    --python) PYVER=$2; shift ;;
+    *) die "unknown option $1" ;;
+  esac
+  shift
+done
+arch_vars "$ARCH"
+SUITE=$(suite_of "$PYVER"); TAG=cp${PYVER/./}
+T0=$(date +%s)
+
+# --- the artefacts under test ---------------------------------------------------------
+CWHL=$(ls "$ROOT"/dist/lgembed-*-"$TAG-$TAG"-*_"$ARCH".whl 2>/dev/null | head -1) || true
+PWHL=$(ls "$ROOT"/dist/lgembed-*-py3-none-any.whl 2>/dev/null | head -1) || true
+[ -n "$CWHL" ] && [ -n "$PWHL" ] || die "no $TAG $ARCH wheel or pure wheel in dist/: run bash tools/wheels.sh first"
+ls "$ROOT"/wheelhouse/msgpack-*-"$TAG"-*_"$ARCH".whl "$ROOT"/wheelhouse/lmdb-*-"$TAG"-*_"$ARCH".whl >/dev/null \
+  || die "no msgpack/lmdb $TAG $ARCH wheels in wheelhouse/: run bash tools/wheels.sh first"
+
+if [ "$(cat "$ROOT/dist/.source-key" 2>/dev/null)" != "$(source_key)" ]; then
+  echo "WARNING: lgembed's sources changed since tools/wheels.sh built dist/: the tests of this tree" >&2
+  echo "         run against older wheels (rerun bash tools/wheels.sh; it is quick when nothing changed)" >&2
+fi
+
+# --- qemu + binfmt_misc (not mounted at boot on these machines) ---------------------------
+apt_ensure mmdebstrap arch-test zstd
+if [ "$ARCH" != x86_64 ]; then
+  apt_ensure qemu-user-static binfmt-support
+  QEMU=$([ "$ARCH" = armv7l ] && echo arm || echo aarch64)
+  mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  update-binfmts --enable "qemu-$QEMU" >/dev/null 2>&1 || true
+  grep -q '^enabled' "/proc/sys/fs/binfmt_misc/qemu-$QEMU" 2>/dev/null \
+    || die "binfmt_misc handler qemu-$QEMU is not enabled (update-binfmts --enable qemu-$QEMU)"
+fi
+
+# --- the rootfs (cached as a tarball; mmdebstrap runs dpkg under qemu: minutes, once) -----
+PKGS=python3,python3-venv,python3-pip
+# python3-pip: installed (and byte-compiled) once here instead of ensurepip in every venv
+ROOTFS=$CACHE/rootfs-$SUITE-$DARCH-$(echo "$PKGS" | sha256sum | cut -c1-8).tar.zst
+if [ ! -f "$ROOTFS" ]; then
+  log "creating the $SUITE $DARCH rootfs ($PKGS), cached as $ROOTFS"
+  s=$(date +%s)
+  mmdebstrap --quiet --arch="$DARCH" --variant=minbase --include="$PKGS" "$SUITE" "$ROOTFS.part.tar.zst" "$MIRROR" \
+    || die "mmdebstrap failed"
+  mv "$ROOTFS.part.tar.zst" "$ROOTFS"
+  echo "  rootfs: $(( $(date +%s) - s )) s, $(du -h "$ROOTFS" | cut -f1)" >&2
+fi
+WORK=$(mktemp -d /var/tmp/lgembed-arm.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+R=$WORK/rootfs; mkdir -p "$R"
+tar --zstd -xf "$ROOTFS" -C "$R"
+L=$R/opt/lg; mkdir -p "$L"/{dist,wheelhouse,testdeps,lgdeps,src}
+cp "$CWHL" "$PWHL" "$L/dist/"
+cp "$ROOT"/wheelhouse/*-"$TAG"-*_"$ARCH".whl "$L/wheelhouse/"
+cp "$ROOT"/tools/arm/{inside.sh,smoke.py,footprint.py} "$L/"
+
+# --- wheels for the tests / LangGraph, downloaded for the target (cached) ----------------
+PLATS=(--platform "manylinux2014_$ARCH" --platform "manylinux_2_28_$ARCH" --platform "manylinux_2_31_$ARCH"
+       --platform "manylinux_2_36_$ARCH" --platform "linux_$ARCH")
+# The index has no armv7l wheel of pyyaml (the test extra; langchain-core) nor of zstandard
+# (langsmith): those are cross-built from their sdists like msgpack/lmdb in tools/wheels.sh.
+target_wheels() {  # target_wheels DIR "SDIST_PROJECTS" REQ...: wheels for this arch/python + deps
+  local dir=$1 from_sdist=$2 p; shift 2
+  mkdir -p "$dir"
+  if [ "$ARCH" = armv7l ]; then
+    for p in $from_sdist; do
+      ls "$dir"/"$p"-*.whl >/dev/null 2>&1 && continue
+      find_zig
+      local d=$WORK/xdep-$p; mkdir -p "$d"
+      "$CACHE/dep311/bin/pip" download -q --no-deps --no-binary "$p" --no-build-isolation -d "$d" "$p" 2>&1 \
+        | grep -v "^WARNING: Location" || true
+      tar -xzf "$d"/*.tar.gz -C "$d"
+      log "cross-building $p for armv7l $TAG (no armv7l wheel on the index)"
+      xbuild "dep${PYVER/./}" "$PYVER" armv7l "$(ls -d "$d"/*/ | head -1)" "$dir" "$d/build.log"
+    done
+  fi
+  "$CACHE/tools311/bin/pip" download -q --only-binary :all: "${PLATS[@]}" --python-version "$PYVER" \
+    --implementation cp --abi "$TAG" --find-links "$dir" -d "$dir" "$@" 2>&1 | grep -v "^WARNING: Location" || true
+}
+case $MODE in
+  smoke)  # the smoke's UART check needs pyserial, nothing else
+    TD=$CACHE/smokedeps-$TAG-$ARCH
+    if ! ls "$TD"/pyserial-*.whl >/dev/null 2>&1; then target_wheels "$TD" "" pyserial; fi
+    cp "$TD"/*.whl "$L/testdeps/" ;;
+  suite)
+    TD=$CACHE/testdeps-$TAG-$ARCH
+    # the test, pydantic and hardware extras of pyproject.toml
+    REQS=$("$CACHE/tools311/bin/python" -c '
+import tomllib, sys
+extras = tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]
+print("\n".join(r for e in ("test", "pydantic", "hardware") for r in extras.get(e, [])))' "$ROOT/pyproject.toml")
+    if [ "$(cat "$TD/requirements.txt" 2>/dev/null)" != "$REQS" ]; then
+      log "test dependencies for $ARCH $TAG"
+      rm -rf "$TD"; mkdir -p "$TD"
+      mapfile -t R_ARR <<< "$REQS"
+      target_wheels "$TD" "pyyaml zstandard" "${R_ARR[@]}"  # zstandard: langgraph-sdk -> langsmith
+      echo "$REQS" > "$TD/requirements.txt"
+    fi
+    cp "$TD"/*.whl "$TD/requirements.txt" "$L/testdeps/" ;;
+  footprint)
+    LD=$CACHE/langgraph-$TAG-$ARCH
+    if [ ! -f "$LD/.complete" ]; then
+      log "LangGraph 1.2.22 and its dependencies for $ARCH $TAG"
+      rm -rf "$LD"; target_wheels "$LD" "pyyaml zstandard" "langgraph==1.2.22"
+      ls "$LD"/langgraph-1.2.22-*.whl >/dev/null 2>&1 || die "LangGraph 1.2.22 cannot be resolved for $ARCH $TAG"
+      touch "$LD/.complete"
+    fi
+    cp "$LD"/*.whl "$L/lgdeps/" ;;
+esac
+
+# --- the source tree's tests (not the package: the tests see the installed one) -----------
+(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- tests setup.py pyproject.toml cext examples tools \
+   | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$L/src"
+# tests qemu-user cannot run: deselected, reasons printed
+: > "$L/deselect.txt"
+if [ "$MODE" = suite ] && [ "$ARCH" != x86_64 ]; then
+  echo "Deselected under qemu-user (tools/arm/qemu-skips.txt):" >&2
+  while IFS= read -r line; do
+    case $line in ''|'#'*) continue ;; esac
+    # "ARCH: NODE_ID  REASON" applies to that architecture only
+    case $line in
+      aarch64:*|armv7l:*) [ "${line%%:*}" = "$ARCH" ] || continue; line=${line#*: } ;;
+    esac
+    id=${line%%  *}; reason=${line#*  }
+    echo "  $id -- ${reason#"${reason%%[![:space:]]*}"}" >&2
+    printf -- '--deselect %s\n' "$id" >> "$L/deselect.txt"
+  done < "$ROOT/tools/arm/qemu-skips.txt"
+fi
+
+# --- run, with no network ------------------------------------------------------------------
+log "$MODE on $ARCH ($SUITE, CPython $PYVER) $([ "$ARCH" = x86_64 ] && echo native || echo "under qemu-$QEMU")"
+s=$(date +%s)
+rc=0
+unshare -m -n --propagation private /bin/bash -c '
+  R=$1; shift
+  mount -t proc proc "$R/proc" && mount -t sysfs sys "$R/sys" && mount --rbind /dev "$R/dev" \
+    && mount -t tmpfs tmp "$R/tmp" && mount -t tmpfs shm "$R/dev/shm" || exit 99
+  ip link set lo up 2>/dev/null || true   # loopback only: tests may talk to themselves
+  exec chroot "$R" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 LANGGRAPH_VERSION=1.2.22 LGEMBED_SUITE_TIMEOUT="${LGEMBED_SUITE_TIMEOUT:-5400}" \
+    LGEMBED_ARM_PARALLEL="${LGEMBED_ARM_PARALLEL:-0}" /bin/bash /opt/lg/inside.sh "$@"
+' _ "$R" "$MODE" || rc=$?
+echo "  $MODE: $(( $(date +%s) - s )) s in the rootfs; total $(( $(date +%s) - T0 )) s" >&2
+if [ "$MODE" = footprint ]; then
+  echo "wheels: lgembed $(du -k "$CWHL" | cut -f1) kB compiled, $(du -k "$PWHL" | cut -f1) kB pure;" \
+       "msgpack+lmdb $(cat "$L"/wheelhouse/*.whl | wc -c | awk '{print int($1/1024)}') kB;" \
+       "langgraph + deps $(cat "$L"/lgdeps/*.whl | wc -c | awk '{print int($1/1024)}') kB ($(ls "$L"/lgdeps/*.whl | wc -l) wheels)"
+fi
+[ $rc -eq 0 ] || die "$MODE on $ARCH failed (exit $rc)"
+echo "$MODE on $ARCH: passed" >&2
