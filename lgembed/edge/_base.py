@@ -199,6 +199,11 @@ class Adapter:
             msg = f"{action} on adapter '{self.name}' ({self.device}): the adapter is closed. Fix: open the device again."
             raise AdapterClosedError(msg)
 
+    def _device(self, action: str) -> _DeviceCall:
+        """`with self._device(action):` checks the adapter is open, holds its lock and
+        turns an OSError (not already a DriverError) into this adapter's DriverError."""
+        return _DeviceCall(self, action)
+
     def _fail(self, action: str, exc: BaseException) -> DriverError:
         return driver_error(action, self.kind, self.name, self.device, exc, node=self._node)
 
@@ -209,6 +214,30 @@ class Adapter:
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""
         return f"<{type(self).__name__} {self.name!r} {self.device}{state}>"
+
+
+class _DeviceCall:
+    """The context manager `Adapter._device` returns."""
+
+    __slots__ = ("action", "adapter")
+
+    def __init__(self, adapter: Adapter, action: str) -> None:
+        self.adapter = adapter
+        self.action = action
+
+    def __enter__(self) -> None:
+        self.adapter._check_open(self.action)
+        self.adapter._lock.acquire()
+        try:
+            self.adapter._check_open(self.action)
+        except BaseException:
+            self.adapter._lock.release()
+            raise
+
+    def __exit__(self, typ: Any, exc: BaseException | None, tb: Any) -> None:
+        self.adapter._lock.release()
+        if isinstance(exc, OSError) and not isinstance(exc, DriverError):
+            raise self.adapter._fail(self.action, exc) from exc
 
 
 def require_library(module: str, kind: str, adapter: str, extra: str = "hardware") -> Any:

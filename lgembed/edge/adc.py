@@ -117,16 +117,9 @@ class IioADC(Adapter):
             DriverError: the kernel refused the read, or a file is not a number.
         """
         action = f"Reading ADC channel {self.channel}"
-        self._check_open(action)
-        with self._lock:
-            self._check_open(action)
-            try:
-                raw = self._read_number(self._raw_path, int)
-                scale, offset = self._conversion(action)
-            except DriverError:
-                raise
-            except OSError as e:
-                raise self._fail(action, e) from e
+        with self._device(action):
+            raw = self._read_number(self._raw_path, int)
+            scale, offset = self._conversion(action)
         return (raw + offset) * scale / 1000.0
 
     def read_raw(self) -> int:
@@ -138,15 +131,8 @@ class IioADC(Adapter):
             DriverError: the kernel refused the read, or the file is not a number.
         """
         action = f"Reading the raw count of ADC channel {self.channel}"
-        self._check_open(action)
-        with self._lock:
-            self._check_open(action)
-            try:
-                return self._read_number(self._raw_path, int)
-            except DriverError:
-                raise
-            except OSError as e:
-                raise self._fail(action, e) from e
+        with self._device(action):
+            return self._read_number(self._raw_path, int)
 
     @property
     def scale(self) -> float:
@@ -158,14 +144,8 @@ class IioADC(Adapter):
             DriverError: the file is not a number.
         """
         action = f"Reading the scale of ADC channel {self.channel}"
-        self._check_open(action)
-        with self._lock:
-            try:
-                return self._conversion(action)[0]
-            except DriverError:
-                raise
-            except OSError as e:
-                raise self._fail(action, e) from e
+        with self._device(action):
+            return self._conversion(action)[0]
 
     @property
     def offset(self) -> float:
@@ -176,14 +156,8 @@ class IioADC(Adapter):
             DriverError: the file is not a number.
         """
         action = f"Reading the offset of ADC channel {self.channel}"
-        self._check_open(action)
-        with self._lock:
-            try:
-                return self._conversion(action)[1]
-            except DriverError:
-                raise
-            except OSError as e:
-                raise self._fail(action, e) from e
+        with self._device(action):
+            return self._conversion(action)[1]
 
     # --- helpers ----------------------------------------------------------------------
 

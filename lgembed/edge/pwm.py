@@ -390,9 +390,6 @@ class SysfsPWM(Adapter):
     def _where(self, action: str) -> str:
         return f"{action} on adapter '{self.name}' ({self.device})"
 
-    def _device(self, action: str) -> _DeviceCall:
-        return _DeviceCall(self, action)
-
     def _set_period(self, action: str, period: int) -> None:
         with self._device(action):
             old_period, old_duty = self._ns("period"), self._ns("duty_cycle")
@@ -437,28 +434,3 @@ class SysfsPWM(Adapter):
             os.write(fd, text.encode() + b"\n")
         finally:
             os.close(fd)
-
-
-class _DeviceCall:
-    """`with adapter._device(action):` checks the adapter is open, holds its lock and
-    turns an OSError into the adapter's DriverError."""
-
-    __slots__ = ("action", "adapter")
-
-    def __init__(self, adapter: SysfsPWM, action: str) -> None:
-        self.adapter = adapter
-        self.action = action
-
-    def __enter__(self) -> None:
-        self.adapter._check_open(self.action)
-        self.adapter._lock.acquire()
-        try:
-            self.adapter._check_open(self.action)
-        except BaseException:
-            self.adapter._lock.release()
-            raise
-
-    def __exit__(self, typ: Any, exc: BaseException | None, tb: Any) -> None:
-        self.adapter._lock.release()
-        if isinstance(exc, OSError) and not isinstance(exc, DriverError):
-            raise self.adapter._fail(self.action, exc) from exc
