@@ -1,25 +1,19 @@
-"""Build script: the lgembed package plus the Cython twins of its hot modules.
+"""Build script: the lgembed package plus the Cython build of its compiled modules.
 
 Metadata lives in pyproject.toml; this file only adds the extension modules.
 
-Every hot module `lgembed/_<name>_py.py` (the names are `_HOT` in
-`lgembed/_speedups.py`, read here from the file's text, so the two lists cannot
-drift) is compiled a second time as `lgembed._<name>_c` (DESIGN.md §3):
-
-1. the pure module is copied byte for byte to `cext/lgembed/_<name>_c.py`, next to
-   its augmenting declarations `cext/lgembed/_<name>_c.pxd` (only when the content
-   changed, so Cython's timestamp check stays incremental);
-2. Cython translates the copy to `cext/lgembed/_<name>_c.c` under the module name
-   `lgembed._<name>_c`, with `cext/` on the include path;
-3. the C file is compiled into the package (`lgembed/` for editable and `--inplace`
-   builds).
+Every module of `ENGINE` in `lgembed/_engine.py` (read here from the file's text, so
+the two lists cannot drift) is compiled in place from its own source, typed by the
+augmenting declarations beside it (`lgembed/_channels.py` + `lgembed/_channels.pxd`
+-> `lgembed/_channels.c` -> the extension `lgembed/_channels.<EXT_SUFFIX>`, DESIGN.md
+§3). At run time `lgembed._engine` chooses the extensions or the sources, all or none.
 
 Without Cython, the generated `.c` files shipped in the sdist are compiled instead
-(msgpack's approach). Both copies are generated files (see .gitignore).
+(msgpack's approach). They are generated files (see .gitignore).
 
-Environment variables (build time; `lgembed._speedups` reads the run-time ones):
+Environment variables (build time; `lgembed._engine` reads the run-time one):
 
-LGEMBED_EXTENSIONS    auto (default, also when empty) or required: build every twin;
+LGEMBED_EXTENSIONS    auto (default, also when empty) or required: build every module;
                       a failed compile fails the build (no silent pure fallback).
                       off: build a pure-Python package on purpose (prints a banner).
 LGEMBED_DEBUG_BUILD   1: compile with -O0 -g3 for gdb.       0 or empty: optimized.
@@ -41,7 +35,7 @@ _FALSE = ("", "0", "false", "no", "off")
 
 CYTHON_DIRECTIVES = {
     "language_level": 3,
-    "embedsignature": True,  # the twins keep the pure module's signatures in __doc__
+    "embedsignature": True,  # compiled functions keep the source's signatures in __doc__
     "binding": True,  # methods are cyfunctions: introspectable, descriptors like def
     "annotation_typing": False,  # annotations are documentation, as in the pure build
 }
@@ -64,10 +58,8 @@ def read_tuple(path: Path, name: str) -> tuple[str, ...]:
     raise RuntimeError(msg)
 
 
-HOT = read_tuple(ROOT / "lgembed" / "_speedups.py", "_HOT")
-"""Hot modules built as lgembed._<name>_c; equals lgembed._speedups._HOT (tested)."""
 ENGINE = read_tuple(ROOT / "lgembed" / "_engine.py", "ENGINE")
-"""Engine modules compiled in place; equals lgembed._engine.ENGINE (tested)."""
+"""Modules compiled in place; equals lgembed._engine.ENGINE (tested)."""
 
 
 def _mode() -> str:
@@ -94,13 +86,6 @@ def _banner(*lines: str) -> None:
     print(border, *(f"* {line.ljust(width)} *" for line in lines), border, sep="\n", file=sys.stderr)
 
 
-def _refresh(src: Path, dst: Path) -> None:
-    """Copies `src` to `dst` when the content differs (keeps mtimes of unchanged copies)."""
-    data = src.read_bytes()
-    if not dst.exists() or dst.read_bytes() != data:
-        dst.write_bytes(data)
-
-
 def _was_traced(c_file: Path) -> bool:
     """True if the generated C file was made with line tracing (from Cython's metadata header)."""
     with c_file.open(encoding="utf-8", errors="replace") as f:
@@ -109,7 +94,7 @@ def _was_traced(c_file: Path) -> bool:
 
 
 def _extensions(debug: bool, trace: bool) -> list:
-    """The twins' Extension objects, cythonized when Cython is importable.
+    """The Extension objects of `ENGINE`, cythonized when Cython is importable.
 
     Raises:
         RuntimeError: neither Cython nor the generated C sources are available.
@@ -124,29 +109,7 @@ def _extensions(debug: bool, trace: bool) -> list:
         cythonize = None
 
     extensions = []
-    for name in HOT:
-        pxd = f"cext/lgembed/_{name}_c.pxd"
-        twin = f"cext/lgembed/_{name}_c.py" if cythonize is not None else f"cext/lgembed/_{name}_c.c"
-        if cythonize is not None:
-            _refresh(ROOT / "lgembed" / f"_{name}_py.py", ROOT / twin)
-        elif not (ROOT / twin).exists():
-            msg = (
-                f"Building lgembed._{name}_c: Cython is not installed and {twin} is missing "
-                f"(a git checkout ships no generated C). Install Cython>=3, or set "
-                f"LGEMBED_EXTENSIONS=off for a pure-Python build."
-            )
-            raise RuntimeError(msg)
-        extensions.append(
-            Extension(
-                f"lgembed._{name}_c",
-                [twin],
-                depends=[pxd],
-                define_macros=macros,
-                extra_compile_args=compile_args,
-            )
-        )
     for name in ENGINE:
-        # engine modules: compiled in place from their own source (lgembed/_engine.py)
         source = name.replace(".", "/") + (".py" if cythonize is not None else ".c")
         if cythonize is None and not (ROOT / source).exists():
             msg = (
@@ -166,12 +129,10 @@ def _extensions(debug: bool, trace: bool) -> list:
     directives = dict(CYTHON_DIRECTIVES)
     if trace:
         directives.update(linetrace=True, profile=True)
-    generated = [ROOT / f"cext/lgembed/_{name}_c.c" for name in HOT]
-    generated += [ROOT / (name.replace(".", "/") + ".c") for name in ENGINE]
+    generated = [ROOT / (name.replace(".", "/") + ".c") for name in ENGINE]
     force = any(c.exists() and _was_traced(c) != trace for c in generated)
     return cythonize(
         extensions,
-        include_path=["cext"],
         compiler_directives=directives,
         force=force,
     )
@@ -211,13 +172,13 @@ def main() -> None:
     if mode == "off":
         _banner(
             "LGEMBED_EXTENSIONS=off: building a pure-Python lgembed.",
-            "The compiled twins of the hot paths are not built.",
+            "The compiled modules are not built.",
         )
         ext_modules = []
     elif mode == "auto" and sys.implementation.name != "cpython":
         _banner(
             f"{sys.implementation.name}: building a pure-Python lgembed.",
-            "Set LGEMBED_EXTENSIONS=required to build the compiled twins anyway.",
+            "Set LGEMBED_EXTENSIONS=required to build the compiled modules anyway.",
         )
         ext_modules = []
     else:

@@ -1,9 +1,9 @@
 """lgembed: a LangGraph-compatible graph runtime for constrained Linux devices.
 
 Replace `langgraph` with `lgembed` in a LangGraph program's imports and it runs
-here. `lgembed.IMPLEMENTATION` says which build of the hot paths is in use
-("c" compiled, "py" pure); it is computed on first access so that `import lgembed`
-stays free of work.
+here. `lgembed.IMPLEMENTATION` says which build of the compiled modules is in use
+("c" compiled, "py" pure; `lgembed._engine`, the one build switch); it is computed on
+first access so that `import lgembed` stays free of work.
 """
 
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 from lgembed import _engine
 
 _engine.install()
-# the engine modules load from the build LGEMBED_EXTENSIONS selects (lgembed/_engine.py)
+# the compiled modules load from the build LGEMBED_EXTENSIONS selects (lgembed/_engine.py)
 
 __version__ = "0.1.0"
 __all__ = ("IMPLEMENTATION", "__version__")
@@ -19,7 +19,5 @@ __all__ = ("IMPLEMENTATION", "__version__")
 
 def __getattr__(name: str) -> Any:
     if name == "IMPLEMENTATION":
-        from lgembed._speedups import IMPLEMENTATION
-
-        return IMPLEMENTATION
+        return _engine.IMPLEMENTATION
     raise AttributeError(f"module 'lgembed' has no attribute {name!r}")

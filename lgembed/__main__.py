@@ -29,13 +29,9 @@ _SERVE_HELP = "run graphs as a service: triggers, the local API, systemd notify"
 
 def _version() -> str:
     import lgembed
-    from lgembed import _engine, _speedups
+    from lgembed import _engine
 
-    engine = "c" if _engine.compiled() else "py"
-    return (
-        f"lgembed {lgembed.__version__} ({_speedups.IMPLEMENTATION} build, engine {engine}, "
-        f"LGEMBED_EXTENSIONS={_speedups.MODE})"
-    )
+    return f"lgembed {lgembed.__version__} ({_engine.IMPLEMENTATION} build, LGEMBED_EXTENSIONS={_engine.MODE})"
 
 
 def _top_parser() -> object:

@@ -1,7 +1,7 @@
 """Shared fixtures and options of the test suite.
 
 Kernel tests take the `impl` fixture and run once per build of the hot paths (STYLE.md
-§C): `impl` is `lgembed._speedups.load("c")` or `load("py")`, so tests write
+§C): `impl` is `lgembed._engine.load("c")` or `load("py")`, so tests write
 `impl.LastValue(...)`. A missing compiled build skips the `c` run, except under
 `LGEMBED_EXTENSIONS=required`, where it fails.
 """
@@ -12,7 +12,7 @@ import types
 
 import pytest
 
-from lgembed import _speedups
+from lgembed import _engine
 
 # --- options and markers ------------------------------------------------------------
 
@@ -36,15 +36,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _load_impl(kind: str, config: pytest.Config) -> types.SimpleNamespace:
-    """`_speedups.load(kind)`, or a skip when the compiled modules are not built
+    """`_engine.load(kind)`, or a skip when the compiled modules are not built
     (a failure under LGEMBED_EXTENSIONS=required, and for a broken build)."""
     if kind == "c" and config.getoption("--no-c-extensions"):
         pytest.skip("--no-c-extensions")
     try:
-        return _speedups.load(kind)
+        return _engine.load(kind)
     except ModuleNotFoundError as e:
         # not built: skip, unless the run demands the compiled build
-        if kind == "c" and _speedups.MODE != "required":
+        if kind == "c" and _engine.MODE != "required":
             pytest.skip(f"compiled build not available: {e}")
         raise
     # any other ImportError (a broken or stale build) fails the test

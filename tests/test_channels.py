@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Optional
 
 import pytest
 
-from lgembed import _speedups
+from lgembed import _channels
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyChannelError, InvalidUpdateError
 from lgembed.types import Overwrite
@@ -928,7 +928,7 @@ LANGGRAPH_CHANNELS_ALL = (
 
 def test_public_channel_modules():
     """§2: lgembed.channels exports LangGraph's names (but the beta DeltaChannel, C-10),
-    and they are the classes `_speedups` selected."""
+    and they are the classes of `lgembed._channels`, in the build in use."""
     from lgembed import channels
     from lgembed.channels import (
         any_value,
@@ -943,8 +943,8 @@ def test_public_channel_modules():
 
     assert channels.__all__ == tuple(n for n in LANGGRAPH_CHANNELS_ALL if n != "DeltaChannel")
     for name in channels.__all__:
-        assert getattr(channels, name) is getattr(_speedups, name)
-        assert getattr(channels, name).__module__ == f"lgembed._channels_{_speedups.IMPLEMENTATION}"
+        assert getattr(channels, name) is getattr(_channels, name)
+        assert getattr(channels, name).__module__ == "lgembed._channels"
     assert base.__all__ == ("BaseChannel",)
     assert [str(v) for v in (base.Value, base.Update, base.Checkpoint)] == [
         "~Value",

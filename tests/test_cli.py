@@ -156,15 +156,11 @@ def lines(proc: subprocess.CompletedProcess) -> list:
 
 
 def test_version_unchanged(work: Path) -> None:
-    from lgembed import _engine, _speedups
+    from lgembed import _engine
 
     proc = lg("--version", cwd=work)
     assert proc.returncode == 0, proc.stderr
-    engine = "c" if _engine.compiled() else "py"
-    assert (
-        proc.stdout
-        == f"lgembed 0.1.0 ({_speedups.IMPLEMENTATION} build, engine {engine}, LGEMBED_EXTENSIONS={_speedups.MODE})\n"
-    )
+    assert proc.stdout == f"lgembed 0.1.0 ({_engine.IMPLEMENTATION} build, LGEMBED_EXTENSIONS={_engine.MODE})\n"
 
 
 def test_help_lists_every_subcommand(work: Path) -> None:
@@ -438,10 +434,10 @@ def test_doctor_report(work: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert report["ok"] is True and report["problems"] == []
-    from lgembed import _speedups
+    from lgembed import _engine
 
-    assert report["lgembed"]["build"] == _speedups.IMPLEMENTATION
-    assert report["lgembed"]["LGEMBED_EXTENSIONS"] == _speedups.MODE
+    assert report["lgembed"]["build"] == _engine.IMPLEMENTATION
+    assert report["lgembed"]["LGEMBED_EXTENSIONS"] == _engine.MODE
     assert report["versions"]["msgpack"] and report["versions"]["lmdb"]
     assert report["python"]["version"] == sys.version.split()[0]
     assert report["platform"]["machine"] == os.uname().machine
@@ -570,7 +566,7 @@ def test_doctor_access_as_another_user(tmp_path: Path) -> None:
             f"""
             import os, sys, json, grp, pwd, importlib.metadata, platform
             import lgembed.__main__, lgembed.cli.doctor, lgembed.service.unit, lgembed.edge.registry
-            import lgembed.edge.uart, lgembed.edge.device, lgembed.edge._base, tomllib, lgembed._engine, lgembed._speedups
+            import lgembed.edge.uart, lgembed.edge.device, lgembed.edge._base, tomllib, lgembed._engine
             import lgembed.edge.errors, lgembed.cli._common
             lgembed.cli.doctor.collect(device={str(device)!r})  # as root: loads every module it imports lazily
             groups = [int(g) for g in sys.argv[1:]]

@@ -7,7 +7,7 @@ write invalid updates, routers naming unknown nodes, recursion-limit hits, and
 optionally an InMemorySaver (any durability) with interrupt_before/after and
 `interrupt()` calls resumed by `Command(resume=...)`.
 
-The build is chosen once per process (`lgembed._speedups`), so this file starts two
+The build is chosen once per process (`lgembed._engine`), so this file starts two
 long-lived children of itself (`python tests/test_parity_graphs.py --child`), one with
 `LGEMBED_EXTENSIONS=off` and one with `LGEMBED_EXTENSIONS=required`, and sends each
 program to both over stdin/stdout JSON lines. Each child builds the graph, runs
@@ -315,11 +315,11 @@ def run_program(desc: dict) -> str:
 def _child_main() -> None:
     import traceback
 
-    from lgembed import _speedups
+    from lgembed import _engine
 
     out = sys.stdout
     sys.stdout = sys.stderr  # stray prints must not break the protocol
-    out.write(json.dumps({"implementation": _speedups.IMPLEMENTATION}) + "\n")
+    out.write(json.dumps({"implementation": _engine.IMPLEMENTATION}) + "\n")
     out.flush()
     for line in sys.stdin:
         try:

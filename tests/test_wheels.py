@@ -80,9 +80,9 @@ def test_checker_catches_a_wrong_suffix_and_class(tmp_path):
 
 def test_checker_demands_every_compiled_module(tmp_path):
     w = _wheel(tmp_path, "lgembed-1-cp311-cp311-manylinux_2_17_x86_64.whl",
-               {"lgembed/_algo_c.cpython-311-x86_64-linux-gnu.so": _elf(64, 62)}, purelib=False)
-    problems, _ = check_wheels.wheel_problems(w, {"lgembed._algo_c", "lgembed._channels_c"})
-    assert problems == ["compiled modules missing: ['lgembed._channels_c']"]
+               {"lgembed/_algo.cpython-311-x86_64-linux-gnu.so": _elf(64, 62)}, purelib=False)
+    problems, _ = check_wheels.wheel_problems(w, {"lgembed._algo", "lgembed._channels"})
+    assert problems == ["compiled modules missing: ['lgembed._channels']"]
 
 
 def test_checker_refuses_elf_in_a_pure_wheel(tmp_path):
@@ -94,7 +94,7 @@ def test_checker_refuses_elf_in_a_pure_wheel(tmp_path):
 def test_checker_sdist_needs_the_generated_c(tmp_path):
     path = tmp_path / "lgembed-1.tar.gz"
     with tarfile.open(path, "w:gz") as t:
-        for rel in ("lgembed/_speedups.py", "lgembed/_engine.py"):
+        for rel in ("lgembed/_engine.py",):
             data = _read(rel).encode()
             info = tarfile.TarInfo(f"lgembed-1/{rel}")
             info.size = len(data)
@@ -109,7 +109,7 @@ def test_expected_modules_are_setup_pys():
     import runpy
 
     ns = runpy.run_path(str(ROOT / "setup.py"), run_name="lgembed_setup_under_test")
-    assert check_wheels.expected_modules(_read) == {f"lgembed._{n}_c" for n in ns["HOT"]} | set(ns["ENGINE"])
+    assert check_wheels.expected_modules(_read) == set(ns["ENGINE"])
 
 
 # --- the outputs of tools/wheels.sh, when present ----------------------------------------

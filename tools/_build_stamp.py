@@ -20,9 +20,7 @@ def _tuple(path: Path, name: str) -> list[str]:
 
 def main() -> None:
     files = [ROOT / "setup.py", ROOT / "pyproject.toml"]
-    files += sorted((ROOT / "cext").rglob("*.pxd")) + sorted((ROOT / "cext").rglob("*.pyx"))
     files += sorted((ROOT / "lgembed").rglob("*.pxd"))
-    files += [ROOT / "lgembed" / f"_{n}_py.py" for n in _tuple(ROOT / "lgembed" / "_speedups.py", "_HOT")]
     files += [ROOT / (m.replace(".", "/") + ".py") for m in _tuple(ROOT / "lgembed" / "_engine.py", "ENGINE")]
     h = hashlib.sha256(" ".join(sys.argv[1:]).encode())
     for f in files:

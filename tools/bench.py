@@ -673,9 +673,9 @@ def probe(impl: str) -> dict:
     version = getattr(lgembed, "__version__", None) or _dist_version("lgembed")
     info["version"] = version or "unknown"
     try:
-        from lgembed import _speedups
+        from lgembed import _engine
 
-        build = _speedups.IMPLEMENTATION
+        build = _engine.IMPLEMENTATION
     except ImportError:
         if LGEMBED_MODE[impl] == "required":
             raise

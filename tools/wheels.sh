@@ -182,7 +182,7 @@ for kind in c py; do
   "$v/bin/pip" install -q --no-index --find-links "$ROOT/dist" --find-links "$ROOT/wheelhouse" "$spec"
   mode=required; [ $kind = py ] && mode=off
   (cd "$WORK" && LGEMBED_EXTENSIONS=$mode "$v/bin/python" -c "
-import lgembed._speedups as s, lgembed._engine as e, lgembed.graph, msgpack, lmdb
+import lgembed._engine as s, lgembed.graph, msgpack, lmdb
 assert s.IMPLEMENTATION == '$kind', s.IMPLEMENTATION
 import lgembed.pregel.main as m
 compiled = m.__file__.endswith('.so')

@@ -1,10 +1,10 @@
 """Channels: the state containers behind every key of a graph (LangGraph's `langgraph.channels`).
 
-The classes come from `lgembed._speedups`, so they are the compiled ones when built.
+The classes come from `lgembed._channels`, compiled when built (`lgembed._engine`).
 `DeltaChannel` (beta in LangGraph, reference C-10) is not provided.
 """
 
-from lgembed._speedups import (
+from lgembed._channels import (
     AnyValue,
     BaseChannel,
     BinaryOperatorAggregate,

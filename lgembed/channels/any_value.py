@@ -1,5 +1,5 @@
 """AnyValue (LangGraph's `langgraph.channels.any_value`; C-3)."""
 
-from lgembed._speedups import AnyValue
+from lgembed._channels import AnyValue
 
 __all__ = ("AnyValue",)

@@ -4,7 +4,7 @@ Subclass `BaseChannel` to write a custom channel; `Value`, `Update` and `Checkpo
 are its type parameters.
 """
 
-from lgembed._speedups import BaseChannel
+from lgembed._channels import BaseChannel
 from lgembed.errors import EmptyChannelError  # noqa: F401  (importable from here, as in LangGraph)
 
 __all__ = ("BaseChannel",)

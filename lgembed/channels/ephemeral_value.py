@@ -1,5 +1,5 @@
 """EphemeralValue (LangGraph's `langgraph.channels.ephemeral_value`; C-4)."""
 
-from lgembed._speedups import EphemeralValue
+from lgembed._channels import EphemeralValue
 
 __all__ = ("EphemeralValue",)

@@ -1,5 +1,5 @@
 """Topic (LangGraph's `langgraph.channels.topic`; C-6)."""
 
-from lgembed._speedups import Topic
+from lgembed._channels import Topic
 
 __all__ = ("Topic",)

@@ -78,19 +78,18 @@ def collect(db: str | None = None, device: str | None = None) -> dict[str, Any]:
 
 def _build(warnings: list[str]) -> dict[str, Any]:
     import lgembed
-    from lgembed import _engine, _speedups
+    from lgembed import _engine
 
-    engine = "c" if _engine.compiled() else "py"
-    if _speedups.MODE != "off" and (_speedups.IMPLEMENTATION != "c" or engine != "c"):
+    build = _engine.IMPLEMENTATION
+    if _engine.MODE != "off" and build != "c":
         warnings.append(
-            f"the pure-Python build is in use (kernels {_speedups.IMPLEMENTATION}, engine {engine}) although "
-            f"LGEMBED_EXTENSIONS={_speedups.MODE}: install a wheel for this platform or build with a C compiler"
+            f"the pure-Python build is in use although LGEMBED_EXTENSIONS={_engine.MODE}: "
+            "install a wheel for this platform or build with a C compiler"
         )
     return {
         "version": lgembed.__version__,
-        "build": _speedups.IMPLEMENTATION,
-        "engine": engine,
-        "LGEMBED_EXTENSIONS": _speedups.MODE,
+        "build": build,
+        "LGEMBED_EXTENSIONS": _engine.MODE,
         "path": os.path.dirname(lgembed.__file__),
     }
 

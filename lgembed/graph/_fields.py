@@ -13,7 +13,7 @@ from dataclasses import is_dataclass
 from inspect import isclass, signature
 from typing import Any, Sequence, get_args, get_origin, get_type_hints
 
-from lgembed._speedups import BaseChannel, BinaryOperatorAggregate, LastValue
+from lgembed._channels import BaseChannel, BinaryOperatorAggregate, LastValue
 from lgembed._typing import MISSING
 from lgembed.managed import is_managed_value
 

@@ -189,7 +189,7 @@ def _get_json_schema(typ: Any, schemas: dict, channels: dict, name: str) -> dict
     # LangGraph's graph/state.py `_get_json_schema`
     import pydantic
 
-    from lgembed._speedups import BaseChannel
+    from lgembed._channels import BaseChannel
 
     if isclass(typ) and issubclass(typ, pydantic.BaseModel):
         return typ.model_json_schema()

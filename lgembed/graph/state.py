@@ -13,7 +13,7 @@ from inspect import isfunction, ismethod, signature
 from typing import Any, Literal, Sequence, Union, get_args, get_origin, get_type_hints
 
 from lgembed._constants import END, NS_END, NS_SEP, RESERVED, START, TAG_HIDDEN, TASKS
-from lgembed._speedups import (
+from lgembed._channels import (
     EphemeralValue,
     LastValue,
     LastValueAfterFinish,

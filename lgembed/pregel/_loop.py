@@ -29,7 +29,8 @@ from lgembed._constants import (
     RETURN,
     TASKS,
 )
-from lgembed._speedups import Topic, apply_writes, node_triggered, triggered_nodes
+from lgembed._algo import apply_writes, node_triggered, triggered_nodes
+from lgembed._channels import Topic
 from lgembed._typing import MISSING
 from lgembed.errors import (
     RECURSION_LIMIT,

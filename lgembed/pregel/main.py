@@ -918,13 +918,13 @@ class _InvokeFold:
 
 
 def _topic_class() -> Any:
-    from lgembed._speedups import Topic
+    from lgembed._channels import Topic
 
     return Topic
 
 
 def _untracked_class() -> Any:
-    from lgembed._speedups import UntrackedValue
+    from lgembed._channels import UntrackedValue
 
     return UntrackedValue
 

@@ -5,7 +5,7 @@ named `*.cpython-311-x86_64-linux-gnu.so` inside a `linux_x86_64` wheel, exit co
 So every extension of every platform wheel is read: its ELF class and machine must be
 the wheel's architecture, its file suffix the interpreter's EXT_SUFFIX for that tag, and
 a pure wheel must hold no ELF at all. With `--src TREE`, lgembed's wheels must hold
-exactly the compiled modules setup.py builds (`_speedups._HOT` twins + `_engine.ENGINE`).
+exactly the compiled modules setup.py builds (`_engine.ENGINE`).
 With `--auditwheel`, `auditwheel show` must report a manylinux tag, and the wheels built
 here (lgembed's, and the armv7l dependency wheels) must need nothing newer than glibc 2.17.
 ARM code is checked with `readelf -A`: ARMv7, hard-float ABI.
@@ -60,9 +60,7 @@ def read_tuple(text: str, name: str) -> tuple[str, ...]:
 
 def expected_modules(read) -> set[str]:
     """Dotted names of the compiled modules, from `read(relative_path) -> text` of a tree."""
-    hot = read_tuple(read("lgembed/_speedups.py"), "_HOT")
-    engine = read_tuple(read("lgembed/_engine.py"), "ENGINE")
-    return {f"lgembed._{n}_c" for n in hot} | set(engine)
+    return set(read_tuple(read("lgembed/_engine.py"), "ENGINE"))
 
 
 def parse_name(path: str) -> dict:
@@ -198,14 +196,10 @@ def sdist_problems(path: str) -> list[str]:
     have = set(names)
     problems = []
     for mod in sorted(expected):
-        parts = mod.split(".")
-        if re.fullmatch(r"_\w+_c", parts[-1]) and len(parts) == 2:
-            c = f"{top}/cext/lgembed/{parts[-1]}.c"  # a hot twin, generated under cext/
-        else:
-            c = f"{top}/{'/'.join(parts)}.c"
+        c = f"{top}/{mod.replace('.', '/')}.c"
         if c not in have:
             problems.append(f"sdist lacks the generated C of {mod} ({c})")
-    for pxd in ("cext/lgembed/_algo_c.pxd", "cext/lgembed/_channels_c.pxd"):
+    for pxd in ("lgembed/_algo.pxd", "lgembed/_channels.pxd"):
         if f"{top}/{pxd}" not in have:
             problems.append(f"sdist lacks {pxd}")
     return problems

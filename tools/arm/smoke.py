@@ -26,11 +26,11 @@ T0 = time.perf_counter()
 def check_build() -> str:
     """The selected build, and every engine module loaded from the matching file kind."""
     import lgembed
-    from lgembed import _engine, _speedups
+    from lgembed import _engine
 
-    mode = _speedups.MODE
+    mode = _engine.MODE
     want = {"required": "c", "off": "py"}.get(mode)
-    impl = _speedups.IMPLEMENTATION
+    impl = _engine.IMPLEMENTATION
     if want and impl != want:
         raise SystemExit(f"FAIL: LGEMBED_EXTENSIONS={mode} but IMPLEMENTATION={impl!r}")
     import importlib
@@ -41,7 +41,7 @@ def check_build() -> str:
         kinds.add("c" if mod.__file__.endswith(".so") else "py")
     if want and kinds != {want}:
         raise SystemExit(f"FAIL: LGEMBED_EXTENSIONS={mode} but engine modules loaded as {sorted(kinds)}")
-    return f"lgembed {lgembed.__version__} hot={impl} engine={','.join(sorted(kinds))}"
+    return f"lgembed {lgembed.__version__} build={impl} modules={','.join(sorted(kinds))}"
 
 
 class State(TypedDict, total=False):
