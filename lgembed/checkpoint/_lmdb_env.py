@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import contextlib
 import errno as _errno
-import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -215,12 +214,14 @@ def enc(part: str) -> bytes:
     return data + _TERM
 
 
-@functools.lru_cache(maxsize=4096)
 def check_options(
     path: Any, env: Any, map_size: int, max_map_size: int, **optional: int | None
 ) -> tuple[Any, Any]:
     """Validates the options LmdbSaver and LmdbStore share; returns `(path, env)` with an
     `lmdb.Environment` given positionally moved to `env`.
+
+    Not memoized: a few type checks per saver or store made, and a cache would keep the
+    callers' environments alive and refuse unhashable values with a TypeError.
 
     Raises:
         ValueError: a size (or an `optional` count that is not None) is not a positive
