@@ -256,7 +256,7 @@ class Command(Generic[N]):
         return f"Command({contents})"
 
     def _update_as_tuples(self) -> Sequence[tuple[str, Any]]:
-        from lgembed.graph._fields import annotated_update_tuples
+        from lgembed._schema import annotated_update_tuples
 
         update = self.update
         if isinstance(update, dict):

@@ -21,9 +21,10 @@ from lgembed._channels import (
     NamedBarrierValueAfterFinish,
     Topic,
 )
-from lgembed.graph._branch import BranchSpec, CompiledBranch, branch_name
-from lgembed.graph._fields import get_channels, pick_mapper, schema_value_types
+from lgembed._schema import pick_mapper, schema_value_types
+from lgembed.graph._fields import get_channels
 from lgembed.managed import is_managed_value
+from lgembed.pregel._branch import BranchSpec, CompiledBranch, branch_name
 from lgembed.pregel._call import NodeCallable, callable_name
 from lgembed.pregel._node import PregelNode
 from lgembed.pregel.main import Pregel
@@ -669,3 +670,21 @@ class CompiledStateGraph(Pregel):
         from lgembed.graph._draw import get_graph
 
         return get_graph(self, config, xray=xray)
+
+    def get_input_jsonschema(self, config: dict | None = None) -> dict[str, Any]:
+        """JSON schema of the graph's input, as LangGraph derives it from the input schema."""
+        from lgembed.graph._jsonschema import input_jsonschema
+
+        return input_jsonschema(self, config)
+
+    def get_output_jsonschema(self, config: dict | None = None) -> dict[str, Any]:
+        """JSON schema of the graph's output, as LangGraph derives it from the output schema."""
+        from lgembed.graph._jsonschema import output_jsonschema
+
+        return output_jsonschema(self, config)
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """JSON schema of the context schema, or None without one."""
+        from lgembed.graph._jsonschema import context_jsonschema
+
+        return context_jsonschema(self)

@@ -1,4 +1,4 @@
-# Augmenting declarations for lgembed/graph/_branch.py in its compiled build
+# Augmenting declarations for lgembed/pregel/_branch.py in its compiled build
 # (lgembed/_engine.py, DESIGN.md §3): `CompiledBranch` becomes an extension type with
 # the fields of its `__slots__`, all `object` except the router (always a
 # NodeCallable), so routing is a chain of C calls.

@@ -5,7 +5,7 @@
 
 cimport cython
 
-from lgembed.graph._branch cimport CompiledBranch
+from lgembed.pregel._branch cimport CompiledBranch
 from lgembed.pregel._call cimport NodeCallable
 from lgembed.pregel._loop cimport Run
 from lgembed.pregel._node cimport PregelNode
@@ -21,8 +21,6 @@ cpdef _node_body(Task task)
 
 @cython.locals(node=PregelNode)
 cpdef execute(Task task)
-
-cpdef run_to_end(Run run, holder)
 
 @cython.locals(task=Task, node=PregelNode)
 cpdef bint run_alone(Run run, list tasks) except -1

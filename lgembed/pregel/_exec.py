@@ -2,7 +2,7 @@
 
 Why apart from `_runner`: this is the per-task hot path, compiled with the engine
 (`lgembed/_engine.py`); `_runner`, which hands tasks to worker threads, stays source
-(see `SOURCE_ONLY` there).
+(see `SOURCE_ONLY` there). The step loop that calls both is `_driver`.
 """
 
 from __future__ import annotations
@@ -260,24 +260,3 @@ def run_alone(run: Any, tasks: list) -> bool:
     execute(task)
     run.commit(task)
     return True
-
-
-def run_to_end(run: Any, holder: list) -> None:
-    """Runs `run` step by step until it is over, without yielding (invoke, V-2).
-
-    A step with one task (and no error handler) runs it inline; others go to
-    `lgembed.pregel._runner.run_tasks`, with the calling thread taking tasks too.
-    `holder` receives the executor if one is started (the caller shuts it down).
-    """
-    while True:
-        tasks = run.tick()
-        if tasks is None:
-            run.end_of_tasks()
-            return
-        if not run_alone(run, tasks):
-            from lgembed.pregel._runner import run_tasks
-
-            for _ in run_tasks(run, tasks, holder, participate=True):
-                pass
-        if run.after_tasks():
-            return

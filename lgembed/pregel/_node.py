@@ -145,7 +145,7 @@ class PregelNode:
             return out
         # imported here: lgembed.graph imports this module's importers (_loop needs
         # PregelNode at its own import in the compiled build)
-        from lgembed.graph._fields import annotated_keys, update_tuples
+        from lgembed._schema import annotated_keys, update_tuples
 
         if annotated_keys(type(value)):
             return update_tuples(value, self.output_list)

@@ -32,6 +32,7 @@ from lgembed._constants import (
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
 from lgembed.pregel._loop import Run, _InputTask, fold_writes, task_start_payload
+from lgembed.pregel._subgraphs import node_subgraph
 from lgembed.checkpoint._id import now_iso, uuid6_str
 from lgembed.pregel._task import Task
 from lgembed.types import Command, PregelTask
@@ -594,8 +595,6 @@ class CheckpointedRun(Run):
         return {CONF: conf}
 
     def checkpoint_payload(self, tasks: list) -> dict:
-        from lgembed.pregel._state import node_subgraph
-
         states = {}
         for task in tasks:
             # a subgraph node, or a graph the node's function calls; not checkpointer=False

@@ -1,24 +1,57 @@
 """Running a step's tasks: inline, on a thread pool, or as asyncio tasks (L-30…L-33, E-4).
 
-Why this split: `Run` (in `_loop`) decides what runs and what a result means;
-this module only decides where tasks execute and in which order their completions
-reach `Run.commit` (completion order, as LangGraph streams them). One task's
-execution, with its retries, is `lgembed.pregel._exec`.
+Why this split: `Run` (in `_loop`) decides what runs and what a result means, and
+the step driver (`_driver`) loops over the steps; this module only decides where a
+step's tasks execute and in which order their completions reach `Run.commit`
+(completion order, as LangGraph streams them). One task's execution, with its
+retries, is `lgembed.pregel._exec`.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import threading
 from contextvars import copy_context
 from typing import Any, Iterator
 
 from lgembed.errors import GraphBubbleUp
 from lgembed.pregel._exec import aexecute, execute, sync_timeout_unsupported
 
-__all__ = ("aexecute", "arun_tasks", "execute", "run_tasks", "sync_timeout_unsupported")
+__all__ = ("POOL_SIZE", "WorkerPool", "aexecute", "arun_tasks", "execute", "run_tasks", "sync_timeout_unsupported")
+
+POOL_SIZE = min(32, (os.cpu_count() or 1) + 4)
+# worker threads of a graph's pool: the size of the per-run pool LangGraph uses
+# (Python's default, min(32, CPUs + 4)), so a step runs at most that many tasks at once
 
 
-def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool = False) -> Iterator[None]:
+_START_LOCK = threading.Lock()
+
+
+class WorkerPool:
+    """Worker threads for parallel steps, started only when needed, up to `POOL_SIZE`
+    (one per compiled graph, kept by `lgembed.pregel._driver.pool`)."""
+
+    __slots__ = ("_executor",)
+
+    def __init__(self) -> None:
+        self._executor: Any = None
+
+    def submit(self, fn: Any) -> None:
+        """Runs `fn()` on a worker thread (the threads start on first use)."""
+        executor = self._executor
+        if executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with _START_LOCK:  # runs of the graph in other threads may start it too
+                executor = self._executor
+                if executor is None:
+                    executor = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="lgembed")
+                    self._executor = executor
+        executor.submit(fn)
+
+
+def run_tasks(run: Any, tasks: list, pool: WorkerPool, participate: bool = False) -> Iterator[None]:
     """Runs a step's tasks; commits each as it finishes. Yields whenever chunks may be ready.
 
     A lone task runs inline. Several are taken from a shared queue by worker threads
@@ -45,8 +78,6 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
     n_workers = len(tasks) - 1 if participate else len(tasks)
     if limit:
         n_workers = min(n_workers, limit - 1 if participate else limit)
-    from lgembed.pregel.main import POOL_SIZE
-
     n_workers = min(n_workers, POOL_SIZE)
 
     # Workers start one after another: while more than one task is queued, a worker
@@ -54,11 +85,10 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
     # finishes itself wake no thread, blocking tasks still all start (L-30), and (as the
     # new thread usually takes the first task) short tasks still finish in queue order.
     started = itertools.count(1)
-    executor = run.graph._executor() if n_workers > 0 else None
 
     def spawn() -> None:
         if next(started) <= n_workers:
-            executor.submit(work)
+            pool.submit(work)
 
     def work() -> None:
         while True:
@@ -73,7 +103,7 @@ def run_tasks(run: Any, tasks: list, executor_holder: list, *, participate: bool
             finally:
                 done.put(task)
 
-    if executor is not None:
+    if n_workers > 0:
         spawn()
     pending = len(tasks)
     failed = False
