@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 from lgembed._channels import Topic, UntrackedValue
-from lgembed._constants import START, TASKS
+from lgembed._constants import RESUME, START, TASKS
 from lgembed._typing import MISSING
 from lgembed.errors import InvalidUpdateError
 from lgembed.pregel._chunks import InvokeFold, formatter, invoke_result
