@@ -6,11 +6,11 @@ streams those chunks. lgembed's `ChatOpenAI` produces them without langchain-cor
 merge rules (langchain-core 1.x `add_ai_message_chunks`, `merge_dicts`, `merge_lists`,
 `merge_content`, `add_usage`, `parse_partial_json`) are reproduced here. It is re-exported
 by `lgembed.messages`; it lives apart so that module keeps to the message classes.
+Like `lgembed.messages`, it imports json only inside the functions that need it.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lgembed.messages import _FACTORY, AIMessage, AIMessage as _AI, invalid_tool_call, tool_call
@@ -157,6 +157,8 @@ def parse_partial_json(s: str, *, strict: bool = False) -> Any:
     Raises:
         json.JSONDecodeError: the text cannot be completed into JSON.
     """
+    import json
+
     try:
         return json.loads(s, strict=strict)
     except json.JSONDecodeError:
@@ -258,6 +260,11 @@ class AIMessageChunk(AIMessage):
             ]
             return
         _AI.__init__(self, content, content_blocks, **kwargs)
+        if not (self.tool_calls or self.invalid_tool_calls):
+            self.tool_call_chunks = []
+            return
+        import json
+
         made = [
             tool_call_chunk(name=tc["name"], args=json.dumps(tc["args"]), id=tc["id"], index=None)
             for tc in self.tool_calls

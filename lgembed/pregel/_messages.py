@@ -171,9 +171,9 @@ def model_stream(tags: Any, ls_params: dict) -> ModelStream | None:
         ):
             metadata[key] = value
     metadata["ls_integration"] = "langchain_chat_model"
-    metadata.update(config.get("metadata") or {})
-    metadata.pop("ls_integration", None)
-    metadata = {"ls_integration": "langchain_chat_model", **metadata}
+    for key, value in (config.get("metadata") or {}).items():
+        if key != "ls_integration":
+            metadata[key] = value
     task_ns = metadata.get("langgraph_checkpoint_ns")
     if isinstance(task_ns, str):
         # the root task's namespace: langchain-core copies it into metadata once, at the
