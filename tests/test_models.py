@@ -307,10 +307,12 @@ def test_subgraph_tokens_need_subgraphs_true(srv: FakeLlamaServer) -> None:
 
 
 def test_async_graph_streams_tokens(srv: FakeLlamaServer) -> None:
-    srv.add({"content": "hello there"})
+    srv.add({"content": "hello there"}, {"content": " and more"})
     model = _model(srv)
 
     async def node(state: dict) -> dict:
+        streamed = [c async for c in model.astream(state["messages"])]
+        assert streamed[-1].chunk_position == "last"
         return {"messages": [await model.ainvoke(state["messages"])]}
 
     g = StateGraph(MessagesState).add_node("n", node).add_edge(START, "n").compile()
@@ -319,7 +321,7 @@ def test_async_graph_streams_tokens(srv: FakeLlamaServer) -> None:
         return [m async for m, _ in g.astream({"messages": [("user", "hi")]}, stream_mode="messages")]
 
     out = asyncio.run(go())
-    assert "".join(m.content for m in out) == "hello there"
+    assert "".join(m.content for m in out) == "hello there and more"
     assert all(type(m) is AIMessageChunk for m in out)
 
 

@@ -96,17 +96,15 @@ class _Runnable:
 
         def produce() -> None:
             try:
-                for chunk in ctx.run(lambda: list_iter(self.stream(input, config, **kwargs))):
+                for chunk in self.stream(input, config, **kwargs):
                     loop.call_soon_threadsafe(queue.put_nowait, (chunk, None))
             except BaseException as e:  # noqa: BLE001 - handed to the consumer
                 loop.call_soon_threadsafe(queue.put_nowait, (done, e))
                 return
             loop.call_soon_threadsafe(queue.put_nowait, (done, None))
 
-        def list_iter(it: Iterator[Any]) -> Iterator[Any]:
-            yield from it
-
-        fut = loop.run_in_executor(None, produce)
+        # run in the caller's context, so the running task (token streaming) is visible
+        fut = loop.run_in_executor(None, ctx.run, produce)
         try:
             while True:
                 item, error = await queue.get()
