@@ -54,7 +54,7 @@ _SUPPORTED = frozenset(
 _PRIMITIVES = r'''
 ws ::= | " " | "\n" [ \t]{0,20}
 string ::= "\"" char* "\""
-char ::= [^"\\\x7F\x00-\x1F] | "\\u" [dD] [89abAB] [0-9a-fA-F]{2} "\\u" [dD] [c-fC-F] [0-9a-fA-F]{2} | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+char ::= [^"\\\x00-\x1F] | "\\u" [dD] [89abAB] [0-9a-fA-F]{2} "\\u" [dD] [c-fC-F] [0-9a-fA-F]{2} | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
 number ::= integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
 integer ::= "-"? ("0" | [1-9] [0-9]{0,15})
 boolean ::= "true" | "false"
@@ -63,7 +63,8 @@ value ::= object | array | string | number | boolean | null
 object ::= "{" ws ( string ws ":" ws value ws ( "," ws string ws ":" ws value ws )* )? "}"
 array ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
 '''
-# shared rules (llama.cpp's json.gbnf, with bounded whitespace and integer length; an escaped
+# shared rules (llama.cpp's json.gbnf, with bounded whitespace and integer length, and DEL
+# allowed unescaped as JSON allows it; an escaped
 # surrogate pair is one `char`, so minLength/maxLength count code points as JSON Schema does)
 
 
