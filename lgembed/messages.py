@@ -31,6 +31,7 @@ from typing import Any, Union
 
 __all__ = (
     "AIMessage",
+    "AIMessageChunk",
     "AnyMessage",
     "BaseMessage",
     "FunctionMessage",
@@ -620,3 +621,8 @@ def convert_to_messages(messages: Any) -> list:
         ValueError, NotImplementedError, KeyError: as `convert_to_message`.
     """
     return [convert_to_message(m) for m in messages]
+
+
+# AIMessageChunk lives in lgembed._chunks (its merge rules are a contract of their own);
+# imported last because it subclasses AIMessage.
+from lgembed._chunks import AIMessageChunk  # noqa: E402
