@@ -348,13 +348,12 @@ def _modules_after(code: str) -> list:
 
 
 def test_import_lgembed_models_loads_no_third_party_module() -> None:
-    import sysconfig
-
     mods = _modules_after("import lgembed.models")
     stdlib = set(sys.stdlib_module_names)
-    third = sorted({m.split(".")[0] for m in mods} - stdlib - {"lgembed", "__main__", "_distutils_hack", "sitecustomize", "usercustomize"})
+    site = {"lgembed", "__main__", "_distutils_hack", "sitecustomize", "usercustomize"}
+    # pip's editable install adds a finder module to every interpreter: not an import of ours
+    third = sorted(m for m in {m.split(".")[0] for m in mods} - stdlib - site if not m.startswith("__editable__"))
     assert third == [], third
-    assert sysconfig  # stdlib only
 
 
 def test_import_lgembed_graph_does_not_load_models() -> None:

@@ -425,7 +425,7 @@ class ChatOpenAI(_Runnable):
             total = None
             for chunk in self._chunks(input, kwargs, sink):
                 total = chunk if total is None else total + chunk
-            from lgembed._chunks import message_chunk_to_message
+            from lgembed.messages._chunks import message_chunk_to_message
 
             message = message_chunk_to_message(total)
             return self._after_grammar(message, kwargs)

@@ -1,4 +1,4 @@
-"""Chat messages shaped like langchain-core's, without langchain-core.
+"""Chat messages shaped like langchain-core's, without langchain-core: the classes.
 
 Why this module exists: LangGraph programs keep chat history in state as
 langchain-core message objects (pydantic models). lgembed must run those programs
@@ -31,7 +31,6 @@ from typing import Any, Union
 
 __all__ = (
     "AIMessage",
-    "AIMessageChunk",
     "AnyMessage",
     "BaseMessage",
     "FunctionMessage",
@@ -621,8 +620,3 @@ def convert_to_messages(messages: Any) -> list:
         ValueError, NotImplementedError, KeyError: as `convert_to_message`.
     """
     return [convert_to_message(m) for m in messages]
-
-
-# AIMessageChunk lives in lgembed._chunks (its merge rules are a contract of their own);
-# imported last because it subclasses AIMessage.
-from lgembed._chunks import AIMessageChunk  # noqa: E402

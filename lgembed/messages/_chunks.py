@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lgembed.messages import _FACTORY, AIMessage, AIMessage as _AI, invalid_tool_call, tool_call
+from lgembed.messages._base import _FACTORY, AIMessage, AIMessage as _AI, invalid_tool_call, tool_call
 
 __all__ = (
     "AIMessageChunk",
