@@ -294,7 +294,7 @@ def _owner(uid: int) -> str:
 def _print_text(report: dict[str, Any]) -> None:
     b, p, s = report["lgembed"], report["platform"], report["systemd"]
     lines = [
-        f"lgembed {b['version']}: kernels {b['build']}, engine {b['engine']} (LGEMBED_EXTENSIONS={b['LGEMBED_EXTENSIONS']})",
+        f"lgembed {b['version']}: {b['build']} build (LGEMBED_EXTENSIONS={b['LGEMBED_EXTENSIONS']})",
         f"Python {report['python']['version']} ({report['python']['executable']})",
         "libraries: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v),
         f"platform: {p['os'] or p['system']}, {p['machine']}, kernel {p['kernel']}"
