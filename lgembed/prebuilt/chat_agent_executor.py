@@ -141,6 +141,7 @@ _DEPRECATION = (
 # LangGraph's category and first sentence (what warning filters match), without sending
 # the user to a module lgembed lacks; the class adds "Deprecated in LangGraph V1.0 ..."
 
+
 def _get_state_value(state: Any, key: str, default: Any = None) -> Any:
     return state.get(key, default) if isinstance(state, dict) else getattr(state, key, default)
 
@@ -290,9 +291,9 @@ def create_react_agent(
 ) -> Any:
     """A compiled graph that calls `model`, runs the tools it asks for, and repeats (M-6).
 
-    Emits LangGraph's deprecation warning category (`LangGraphDeprecatedSinceV10`: moved to
-    `langchain.agents`), saying that lgembed keeps this function. Graph: `agent` → (tool calls?) → `tools` → `agent`, ending when
-    the model answers without tool calls. v2 sends each tool call to `tools` as its own
+    Emits LangGraph's deprecation warning category (`LangGraphDeprecatedSinceV10`: moved
+    to `langchain.agents`), saying that lgembed keeps this function. Graph: `agent` →
+    (tool calls?) → `tools` → `agent`, ending when the model answers without tool calls. v2 sends each tool call to `tools` as its own
     task (`Send("tools", ToolCallWithContext)`); v1 runs them all in one `tools` task.
     With fewer than 2 remaining steps and tool calls in the response, the response is
     replaced by `AIMessage(id=response.id, content="Sorry, need more steps to process
