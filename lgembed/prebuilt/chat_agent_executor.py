@@ -12,12 +12,34 @@ the object it returns is used. lgembed `Tool`s are passed to a langchain-core mo
 `bind_tools` as OpenAI tool dicts (`lgembed.tools.convert_to_openai_tool`), which it
 accepts; other models get the tool objects themselves. A callable without `invoke`
 is a dynamic model: `model(state, runtime)` returns the model to call for each step.
-`response_format` needs a model with `with_structured_output(schema)`.
+`response_format` needs a model with `with_structured_output(schema)` (its result's
+`invoke(messages)` gives the structured response); `response_format=(prompt, schema)`
+puts a SystemMessage first for that call.
 
-Deviations: `model` given as a "provider:model" string is not supported (LangGraph
-imports `langchain.chat_models` for it); `prompt` given as a Runnable must have
-`invoke(state)`; `AgentState` & co. do not emit LangGraph's deprecation warnings when
-used (only `create_react_agent` does).
+A "provider:model" string is parsed as langchain's `init_chat_model` parses it:
+"openai:MODEL" (or a bare OpenAI model name such as "gpt-4o-mini") becomes
+`lgembed.models.ChatOpenAI(model=MODEL)`, imported only then; other providers are
+refused with a ValueError that says what to pass instead.
+
+Wrong model objects are refused early, with the protocol in the error: at
+`create_react_agent` time an object without `invoke` that is not callable, a function
+that cannot be called as `model(state, runtime)`, and a `response_format` with a
+model that has no `with_structured_output`; at run time a model whose `invoke`
+returns something other than a message, and a dynamic model that returns something
+without `invoke` (all TypeErrors; LangGraph fails later, with bare TypeErrors and
+AttributeErrors, or its own text for `response_format`, which ours starts with).
+
+The deprecation warning keeps LangGraph's category and first words ("create_react_agent
+has been moved to `langchain.agents`") but does not tell the user to import
+`langchain.agents`, which lgembed does not ship: `lgembed.prebuilt.create_react_agent`
+is the supported API. (`lgembed.agents.create_agent` is not provided: langchain's
+`create_agent` is a different, middleware-based API with its own graph shape; a
+look-alike would mislead.)
+
+Deviations: `prompt` given as a Runnable must have `invoke(state)`; `AgentState` & co.
+do not emit LangGraph's deprecation warnings when used (only `create_react_agent`
+does); a duck-typed model (any object with `invoke`) is accepted where LangGraph wants
+a langchain-core Runnable, and one without `bind_tools` is used as is.
 
 Why slightly over 600 lines: `create_react_agent` is one function whose closures
 (model call, routing, hooks, structured output) share its arguments, as in LangGraph's
@@ -39,6 +61,14 @@ from lgembed.graph._fields import is_pydantic_model_class
 from lgembed.graph.message import add_messages
 from lgembed.managed import RemainingSteps
 from lgembed.messages import AIMessage, BaseMessage, SystemMessage, lc_messages_module
+from lgembed.prebuilt._agent_model import (
+    check_dynamic_result,
+    check_model,
+    check_response,
+    check_structured_model,
+    is_lc_runnable,
+    model_from_string,
+)
 from lgembed.prebuilt._tool_messages import is_ai, is_tool_message
 from lgembed.prebuilt.tool_node import ToolCallWithContext, ToolNode
 from lgembed.types import Send
@@ -103,6 +133,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_DEPRECATION = (
+    "create_react_agent has been moved to `langchain.agents` in LangGraph 1.x (as `create_agent`). "
+    "lgembed does not ship `langchain.agents`: keep importing `create_react_agent` from "
+    "`lgembed.prebuilt`, which lgembed supports"
+)
+# LangGraph's category and first sentence (what warning filters match), without sending
+# the user to a module lgembed lacks; the class adds "Deprecated in LangGraph V1.0 ..."
+
+
 def _get_state_value(state: Any, key: str, default: Any = None) -> Any:
     return state.get(key, default) if isinstance(state, dict) else getattr(state, key, default)
 
@@ -144,13 +183,6 @@ def _prompt_fn(prompt: Any) -> tuple[Callable | None, Callable | None]:
         return prompt, None
     msg = f"Got unexpected type for `prompt`: {type(prompt)}"
     raise ValueError(msg)
-
-
-def _is_lc_runnable(model: Any) -> bool:
-    import sys
-
-    runnables = sys.modules.get("langchain_core.runnables")
-    return runnables is not None and isinstance(model, runnables.Runnable)
 
 
 def _should_bind_tools(model: Any, tools: Sequence[Any], num_builtin: int = 0) -> bool:
@@ -259,16 +291,16 @@ def create_react_agent(
 ) -> Any:
     """A compiled graph that calls `model`, runs the tools it asks for, and repeats (M-6).
 
-    Emits LangGraph's deprecation warning (`LangGraphDeprecatedSinceV10`: moved to
-    `langchain.agents`). Graph: `agent` → (tool calls?) → `tools` → `agent`, ending when
-    the model answers without tool calls. v2 sends each tool call to `tools` as its own
+    Emits LangGraph's deprecation warning category (`LangGraphDeprecatedSinceV10`: moved
+    to `langchain.agents`), saying that lgembed keeps this function. Graph: `agent` →
+    (tool calls?) → `tools` → `agent`, ending when the model answers without tool calls. v2 sends each tool call to `tools` as its own
     task (`Send("tools", ToolCallWithContext)`); v1 runs them all in one `tools` task.
     With fewer than 2 remaining steps and tool calls in the response, the response is
     replaced by `AIMessage(id=response.id, content="Sorry, need more steps to process
     this request.")`. Tools with `return_direct` end the run after they ran.
 
     Args:
-        model: see the module docstring.
+        model: a chat model, a dynamic model, or an "openai:MODEL" string (module docstring).
         tools: tools, functions, OpenAI-style tool dicts (given to the model only) or a ToolNode.
         prompt: None, a str or SystemMessage (put first), or a callable/Runnable on the state.
         response_format: a schema (or `(system prompt, schema)`) for a final structured
@@ -284,17 +316,13 @@ def create_react_agent(
 
     Raises:
         ValueError: unknown version; state_schema missing keys; bad prompt type;
-            bound tools that do not match; a "provider:model" string model.
-        TypeError: unexpected keyword arguments; response_format with a model that has
-            no `with_structured_output`.
+            bound tools that do not match; a model string of a provider other than openai.
+        ImportError: an "openai:MODEL" string in an lgembed without `lgembed.models`.
+        TypeError: unexpected keyword arguments; a model that is neither a chat model nor
+            a function of (state, runtime); response_format with a model that has no
+            `with_structured_output`.
     """
-    warnings.warn(
-        LangGraphDeprecatedSinceV10(
-            "create_react_agent has been moved to `langchain.agents`. Please update your import to "
-            "`from langchain.agents import create_agent`."
-        ),
-        stacklevel=2,
-    )
+    warnings.warn(LangGraphDeprecatedSinceV10(_DEPRECATION), stacklevel=2)
     if (config_schema := deprecated_kwargs.pop("config_schema", _MISSING)) is not _MISSING:
         warnings.warn(
             LangGraphDeprecatedSinceV10(
@@ -332,12 +360,8 @@ def create_react_agent(
         tool_classes = list(tool_node.tools_by_name.values())
 
     if isinstance(model, str):
-        msg = (
-            f"create_react_agent(model={model!r}): 'provider:model' strings need langchain's "
-            "init_chat_model, which lgembed does not use. Pass a model object with invoke(messages)."
-        )
-        raise ValueError(msg)  # noqa: TRY004 - LangGraph raises ValueError for a bad model string too
-    is_dynamic = callable(model) and not hasattr(model, "invoke")
+        model = model_from_string(model)
+    is_dynamic = check_model(model)
     is_async_dynamic = is_dynamic and inspect.iscoroutinefunction(model)
     tool_calling_enabled = len(tool_classes) > 0
     structured_source = model
@@ -349,23 +373,19 @@ def create_react_agent(
             and len(tool_classes) + len(builtin_tools) > 0
         ):
             to_bind: list = list(tool_classes) + builtin_tools
-            if _is_lc_runnable(model):
+            if is_lc_runnable(model):
                 from lgembed.tools import Tool, convert_to_openai_tool
 
                 to_bind = [convert_to_openai_tool(t) if isinstance(t, Tool) else t for t in to_bind]
             model = model.bind_tools(to_bind)
-        if response_format is not None and not hasattr(_unbound(structured_source), "with_structured_output"):
-            msg = (
-                "create_react_agent(response_format=...) needs a model with "
-                f"with_structured_output(schema); {type(structured_source).__name__} has none."
-            )
-            raise TypeError(msg)
+        if response_format is not None:
+            check_structured_model(structured_source)
 
     prompt_sync, prompt_async = _prompt_fn(prompt)
     should_return_direct = {t.name for t in tool_classes if getattr(t, "return_direct", False)}
 
     def _resolve(state: Any, runtime: Any) -> Any:
-        return model(state, runtime) if is_dynamic else model
+        return check_dynamic_result(model, model(state, runtime)) if is_dynamic else model
 
     def _model_input(state: Any) -> Any:
         if prompt_sync is None:
@@ -409,6 +429,7 @@ def create_react_agent(
         return state
 
     def _finish(state: Any, response: Any) -> dict:
+        check_response(response)
         response.name = name
         if _are_more_steps_needed(state, response):
             lc = lc_messages_module()
@@ -431,7 +452,7 @@ def create_react_agent(
 
     async def acall_model(state: Any, runtime: Any, config: dict) -> Any:
         state = _get_model_input_state(state)
-        m = (await model(state, runtime)) if is_async_dynamic else _resolve(state, runtime)
+        m = check_dynamic_result(model, await model(state, runtime)) if is_async_dynamic else _resolve(state, runtime)
         model_input = await _amodel_input(state, config)
         ainvoke = getattr(m, "ainvoke", None)
         if ainvoke is not None:
@@ -473,17 +494,17 @@ def create_react_agent(
             )
             raise RuntimeError(msg)
         messages, schema = _structured_messages(state)
-        base = _unbound(model(state, runtime) if is_dynamic else structured_source)
-        structured = base.with_structured_output(schema)
+        base = _resolve(state, runtime) if is_dynamic else structured_source
+        structured = check_structured_model(base).with_structured_output(schema)
         return {"structured_response": _call(structured.invoke, messages, config)}
 
     async def agenerate_structured_response(state: Any, runtime: Any, config: dict) -> Any:
         messages, schema = _structured_messages(state)
         if is_async_dynamic:
-            base = await model(state, runtime)
+            base = check_dynamic_result(model, await model(state, runtime))
         else:
-            base = model(state, runtime) if is_dynamic else structured_source
-        structured = _unbound(base).with_structured_output(schema)
+            base = _resolve(state, runtime) if is_dynamic else structured_source
+        structured = check_structured_model(base).with_structured_output(schema)
         ainvoke = getattr(structured, "ainvoke", None)
         if ainvoke is not None:
             response = await (ainvoke(messages, config) if _accepts_config(ainvoke) else ainvoke(messages))
@@ -616,14 +637,6 @@ def create_react_agent(
     else:
         workflow.add_edge("tools", entrypoint)
     return workflow.compile(**compile_kwargs)
-
-
-def _unbound(model: Any) -> Any:
-    # the model under a langchain-core RunnableBinding (bind_tools result), else the model
-    bound = getattr(model, "bound", None)
-    if bound is not None and isinstance(getattr(model, "kwargs", None), dict):
-        return bound
-    return model
 
 
 create_tool_calling_executor = create_react_agent
