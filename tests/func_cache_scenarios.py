@@ -463,6 +463,173 @@ def f_task_cache(a: Any) -> Any:
     }
 
 
+def f_debug_checkpointed(a: Any) -> Any:
+    @a.task
+    def inc(x: int) -> int:
+        return x + 1
+
+    @a.entrypoint(checkpointer=a.InMemorySaver())
+    def wf(x: int) -> int:
+        return inc(x).result()
+
+    cfg = _cfg("d")
+    return {
+        "debug": norm(list(wf.stream(1, cfg, stream_mode="debug"))),
+        "checkpoints": norm(list(wf.stream(2, cfg, stream_mode="checkpoints"))),
+    }
+
+
+def f_nested_and_multi_interrupt(a: Any) -> Any:
+    calls: list = []
+
+    @a.task
+    def leaf(x: int) -> int:
+        calls.append(("leaf", x))
+        return x * 2
+
+    @a.task
+    def mid(x: int) -> int:
+        calls.append(("mid", x))
+        return leaf(x).result() + 1
+
+    @a.task
+    def two_questions(x: int) -> str:
+        calls.append(("q", x))
+        first = a.interrupt("first?")
+        second = a.interrupt("second?")
+        return f"{x}:{first}:{second}"
+
+    @a.entrypoint(checkpointer=a.InMemorySaver())
+    def wf(x: int) -> list:
+        return [mid(x).result(), two_questions(x).result()]
+
+    cfg = _cfg("n")
+    r1 = list(wf.stream(3, cfg, stream_mode="updates"))
+    r2 = list(wf.stream(a.Command(resume="A"), cfg, stream_mode="updates"))
+    s2 = wf.get_state(cfg)
+    r3 = list(wf.stream(a.Command(resume="B"), cfg, stream_mode="updates"))
+    return {
+        "r1": norm(r1),
+        "r2": norm(r2),
+        "s2": norm(s2),
+        "r3": norm(r3),
+        "calls": calls,
+        "history": [norm(h) for h in wf.get_state_history(cfg)],
+    }
+
+
+def f_runtime_store(a: Any) -> Any:
+    store_mod = importlib.import_module(f"{a.pkg}.store.memory")
+    store = store_mod.InMemoryStore()
+    store.put(("ns",), "k", {"v": 1})
+
+    @a.entrypoint(checkpointer=a.InMemorySaver(), store=store)
+    def wf(x: int, *, previous=None, store=None, runtime=None) -> dict:
+        item = store.get(("ns",), "k")
+        return {
+            "x": x,
+            "prev": previous,
+            "rt_prev": runtime.previous,
+            "same_store": runtime.store is store,
+            "item": item.value,
+        }
+
+    cfg = _cfg("r")
+    return [norm(wf.invoke(1, cfg)), norm(wf.invoke(2, cfg))]
+
+
+def f_entrypoint_cache_policy(a: Any) -> Any:
+    calls: list = []
+
+    @a.task
+    def plain(x: int) -> int:
+        calls.append(("plain", x))
+        return x + 1
+
+    @a.entrypoint(cache=a.InMemoryCache(), cache_policy=a.CachePolicy())
+    def wf(x: int) -> int:
+        calls.append(("wf", x))
+        return plain(x).result()
+
+    first = list(wf.stream(1, stream_mode="updates"))
+    second = list(wf.stream(1, stream_mode="updates"))
+    return {"first": norm(first), "second": norm(second), "calls": calls}
+
+
+def f_cache_and_resume(a: Any) -> Any:
+    calls: list = []
+
+    @a.task(cache_policy=a.CachePolicy())
+    def fetch(x: int) -> int:
+        calls.append(x)
+        return x * 7
+
+    @a.entrypoint(checkpointer=a.InMemorySaver(), cache=a.InMemoryCache())
+    def wf(x: int) -> str:
+        v = fetch(x).result()
+        ok = a.interrupt(f"keep {v}?")
+        return f"{v}:{ok}"
+
+    cfg = _cfg("cr")
+    r1 = list(wf.stream(2, cfg, stream_mode="updates"))
+    r2 = list(wf.stream(a.Command(resume="y"), cfg, stream_mode="updates"))
+    r3 = list(wf.stream(2, _cfg("cr2"), stream_mode="updates"))
+    return {"r1": norm(r1), "r2": norm(r2), "r3": norm(r3), "calls": calls}
+
+
+def f_async_more(a: Any) -> Any:
+    @a.task
+    async def slow_async(x: int) -> int:
+        await asyncio.sleep(0.01 * (3 - x))
+        return x
+
+    @a.task
+    async def boom(x: int) -> int:
+        raise KeyError(x)
+
+    @a.entrypoint()
+    def sync_entry(x: int) -> int:
+        return slow_async(x).result()
+
+    @a.entrypoint()
+    async def failing(x: int) -> int:
+        return await boom(x)
+
+    async def main() -> Any:
+        a1 = await sync_entry.ainvoke(2)
+        err = await _aerr(failing.ainvoke(1))
+        chunks = []
+        try:
+            async for c in failing.astream(1, stream_mode=["updates", "tasks"]):
+                chunks.append(c)
+        except KeyError as exc:
+            chunks.append(norm(exc))
+        return {"sync_entry": a1, "err": err, "chunks": norm(chunks)}
+
+    return asyncio.run(main())
+
+
+def f_send_cache(a: Any) -> Any:
+    Send = importlib.import_module(f"{a.pkg}.types").Send
+    calls: list = []
+
+    class S(TypedDict):
+        items: list
+        out: Annotated[list, operator.add]
+
+    def work(arg: dict) -> dict:
+        calls.append(arg["i"])
+        return {"out": [arg["i"] * 2]}
+
+    g = a.StateGraph(S)
+    g.add_node("work", work, cache_policy=a.CachePolicy())
+    g.add_conditional_edges(a.START, lambda s: [Send("work", {"i": i}) for i in s["items"]])
+    app = g.compile(cache=a.InMemoryCache())
+    r1 = list(app.stream({"items": [1, 2], "out": []}, stream_mode="updates"))
+    r2 = list(app.stream({"items": [2, 3], "out": []}, stream_mode="updates"))
+    return {"r1": sorted((norm(c) for c in r1), key=repr), "r2": sorted((norm(c) for c in r2), key=repr), "calls": sorted(calls)}
+
+
 # --- node cache ---------------------------------------------------------------------
 
 
