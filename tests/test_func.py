@@ -176,15 +176,17 @@ def test_task_in_stategraph_node_is_not_rerun_on_resume():
     assert calls == [2]
 
 
-def test_task_timeout_and_final_annotation_errors():
-    with pytest.raises(NotImplementedError, match="Task timeouts are not supported by lgembed yet"):
-        task(timeout=1)(lambda x: x)
-
-    def two_args_missing(x: int) -> entrypoint.final[int]:  # type: ignore[type-arg]
+def test_task_timeout_errors():
+    def sync_fn(x):
         return x
 
-    with pytest.raises(TypeError, match="Please an annotation for both the return_ and the save values."):
-        entrypoint()(two_args_missing)
+    async def async_fn(x):
+        return x
+
+    with pytest.raises(ValueError, match=r"safely cancelled in-process. Task 'sync_fn' is sync.$"):
+        task(timeout=1)(sync_fn)
+    with pytest.raises(NotImplementedError, match="Task timeouts are not supported by lgembed yet"):
+        task(timeout=1)(async_fn)
 
 
 def test_task_name_on_a_bound_method_renames_a_copy():

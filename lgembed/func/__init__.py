@@ -100,8 +100,9 @@ def task(
         cache_policy: a CachePolicy (used when the entrypoint has a cache).
 
     Raises:
-        ValueError: for `timeout=` on a sync function (as LangGraph; lgembed supports no
-            task timeouts).
+        ValueError: for `timeout=` on a sync function (LangGraph's text).
+        NotImplementedError: for `timeout=` on an async function (lgembed has no task
+            timeouts yet).
     """
     if "retry" in kwargs:
         import warnings
@@ -115,12 +116,20 @@ def task(
         )
         if retry_policy is None:
             retry_policy = kwargs.pop("retry")
-    if kwargs.get("timeout") is not None:
-        msg = "Task timeouts are not supported by lgembed yet (got timeout=...). Remove the timeout."
-        raise NotImplementedError(msg)
+    timeout = kwargs.get("timeout")
     policies: tuple = () if retry_policy is None else (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy)
 
     def decorator(func: Callable) -> _TaskFunction:
+        if timeout is not None:
+            from lgembed.pregel._func import _is_async
+
+            if not _is_async(func):  # LangGraph's error for a sync task with a timeout
+                raise ValueError(
+                    "Node timeouts are only supported for async nodes because sync Python "
+                    f"execution cannot be safely cancelled in-process. Task {name or func.__name__!r} is sync."
+                )
+            msg = f"Task timeouts are not supported by lgembed yet (task {name or func.__name__!r} has timeout={timeout!r}). Remove the timeout."
+            raise NotImplementedError(msg)
         return _TaskFunction(func, retry_policy=policies, cache_policy=cache_policy, name=name)
 
     if __func_or_none__ is not None:

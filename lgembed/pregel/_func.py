@@ -36,7 +36,7 @@ from lgembed.errors import GraphBubbleUp, add_note
 logger = logging.getLogger("lgembed.pregel")
 
 _CALLS_ATTR = "_lg_func_calls"
-# run attribute: {parent task: number of task calls it made}
+# run attribute: {parent task id: number of task calls it made}
 _LOOP_ATTR = "_lg_func_loop"
 # run attribute: the event loop of an async run (ainvoke / astream)
 _LOCK = threading.Lock()
@@ -97,7 +97,9 @@ def _next_index(run: Any, parent: Any) -> int:
         calls = run.__dict__.get(_CALLS_ATTR)
         if calls is None:
             calls = run.__dict__[_CALLS_ATTR] = {}
-        key = (id(parent), parent.attempt)
+        # by task id (unique in the step, equal on resume); retries of the parent keep
+        # counting, as LangGraph's call counter is not reset between attempts
+        key = parent.id
         idx = calls.get(key, 0)
         calls[key] = idx + 1
         return idx
