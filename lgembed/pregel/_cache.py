@@ -95,7 +95,9 @@ def match_cached_writes(run: Any, tasks: list, *, emit: bool) -> list:
     """
     cache = run.graph.cache
     wanted: dict = {}
-    pending = run.__dict__.get(_KEYS_ATTR)
+    # the previous step's misses were stored when their tasks finished; failed ones are dropped
+    run.__dict__.pop(_KEYS_ATTR, None)
+    pending = None
     for task in tasks:
         if task.cached or task.writes:
             continue
