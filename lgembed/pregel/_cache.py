@@ -62,7 +62,10 @@ def digest(args_key: Any) -> str:
     Raises:
         TypeError: when `key_func` returned something else than str or bytes.
     """
-    from lgembed._ids import _digest
+    try:  # CPython's own BLAKE2, as lgembed._ids (hashlib would load OpenSSL)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - interpreters without the _blake2 module
+        from hashlib import blake2b
 
     if isinstance(args_key, str):
         args_key = args_key.encode()
@@ -72,7 +75,7 @@ def digest(args_key: Any) -> str:
             f"(got {type(args_key).__name__}). Return e.g. a string digest of the input."
         )
         raise TypeError(msg)
-    return _digest(bytes(args_key))
+    return blake2b(bytes(args_key), digest_size=16).hexdigest()
 
 
 def _policy(run: Any, node: Any) -> Any:
