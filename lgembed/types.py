@@ -112,15 +112,15 @@ class RetryPolicy(NamedTuple):
     """Exception class(es) to retry on, or a predicate that returns True to retry."""
 
 
-def default_cache_key(*args: Any, **kwargs: Any) -> str:
-    """Default `CachePolicy.key_func`: a stable digest of the node input.
+def default_cache_key(*args: Any, **kwargs: Any) -> bytes:
+    """Default `CachePolicy.key_func`: a stable digest (bytes, as LangGraph's) of the node input.
 
     Why not pickle (LangGraph's default): lgembed never pickles; a canonical repr of
     plain data is hashed instead.
     """
     import hashlib
 
-    return hashlib.blake2b(repr((args, kwargs)).encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(repr((args, kwargs)).encode(), digest_size=16).digest()
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -128,7 +128,9 @@ class CachePolicy(Generic[N]):
     """Caching of a node's writes, keyed by its input (E-8)."""
 
     key_func: Callable[..., str | bytes] = default_cache_key
+    """Returns the cache key (str or bytes) of a node's input or a task's arguments."""
     ttl: int | None = None
+    """Seconds a cached entry lives; None for no expiry."""
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)

@@ -372,6 +372,10 @@ class Run:
                 if task.node is not None and task.node.hidden:
                     continue
                 self._emit_task_event(task_start_payload(task), "task")
+        if self.graph.cache is not None:  # hook: node caching (lgembed.pregel._cache)
+            from lgembed.pregel._cache import match_cached_writes
+
+            return match_cached_writes(self, tasks, emit=True)
         return tasks
 
     # --- messages mode (S-9) ----------------------------------------------------------------
@@ -465,6 +469,10 @@ class Run:
         hidden = node is not None and node.hidden
         if error is None:
             writes = task.writes
+            if self.graph.cache is not None:  # hook: node caching (lgembed.pregel._cache)
+                from lgembed.pregel._cache import store_cached_writes
+
+                store_cached_writes(self, task)
             if not writes:
                 writes.append((NO_WRITES, None))
             if not hidden:

@@ -544,6 +544,10 @@ class CheckpointedRun(Run):
             return None
         if "tasks" in self.modes or "debug" in self.modes:
             self._emit_task_starts(tasks)
+        if self.graph.cache is not None:  # hook: node caching (lgembed.pregel._cache)
+            from lgembed.pregel._cache import match_cached_writes
+
+            match_cached_writes(self, tasks, emit=False)
         if "messages" in self.modes:
             self.mark_message_inputs([t for t in tasks if not t.cached])
         for task in tasks:

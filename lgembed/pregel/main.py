@@ -591,5 +591,25 @@ class Pregel:
 
     # --- drawing ----------------------------------------------------------------------------
 
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Drops the cached writes of `nodes` (all nodes by default) from `compile(cache=...)`.
+
+        Raises:
+            ValueError: when the graph has no cache.
+        """
+        from lgembed.pregel._cache import clear_cache  # hook: node caching
+
+        clear_cache(self, nodes)
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Async `clear_cache`.
+
+        Raises:
+            ValueError: when the graph has no cache.
+        """
+        from lgembed.pregel._cache import aclear_cache  # hook: node caching
+
+        await aclear_cache(self, nodes)
+
     def get_graph(self, config: Any = None, *, xray: Any = False) -> Any:
         raise NotImplementedError("get_graph() is available on graphs compiled from a StateGraph")
