@@ -128,7 +128,7 @@ def match_cached_writes(run: Any, tasks: list, *, emit: bool) -> list:
         task.cached = True
         task.done = True
         if put_writes is not None:
-            from lgembed.pregel._persist import _task_path
+            from lgembed.pregel._paths import task_path as _task_path
 
             put_writes(task.id, list(task.writes), _task_path(task))
         if emit and "updates" in run.modes and not (task.node is not None and task.node.hidden):

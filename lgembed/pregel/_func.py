@@ -32,6 +32,7 @@ from typing import Any, Generator
 from lgembed._constants import PUSH, RESUME, RETURN
 from lgembed.config import _TASK
 from lgembed.errors import GraphBubbleUp, add_note
+from lgembed.pregel._driver import pool as _pool
 
 logger = logging.getLogger("lgembed.pregel")
 
@@ -81,7 +82,7 @@ def task_name(func: Any) -> str:
 
 
 def _path_str(path: tuple) -> str:
-    from lgembed.pregel._persist import _path_str as path_str
+    from lgembed.pregel._paths import path_str
 
     return path_str(path)
 
@@ -147,12 +148,12 @@ def call(func: Any, args: tuple, kwargs: dict, *, retry_policy: tuple = (), cach
     if running is not None:
         if is_async:
             return asyncio.ensure_future(_arun(c))
-        return asyncio.wrap_future(run.graph._executor().submit(_in_context(_run), c))
+        return asyncio.wrap_future(_pool(run.graph).submit(_in_context(_run), c))
     out = SyncAsyncFuture()
     if is_async:
         _chain(asyncio.run_coroutine_threadsafe(_arun(c), loop), out)
     else:
-        _chain(run.graph._executor().submit(_in_context(_run), c), out)
+        _chain(_pool(run.graph).submit(_in_context(_run), c), out)
     return out
 
 
@@ -336,7 +337,7 @@ async def _arun(c: _Call) -> Any:
                 else:
                     loop = asyncio.get_running_loop()
                     value = await loop.run_in_executor(
-                        task.run.graph._executor(), _in_context(functools.partial(func, *c.args, **c.kwargs))
+                        _pool(task.run.graph).executor(), _in_context(functools.partial(func, *c.args, **c.kwargs))
                     )
                 task.writes = [(RETURN, value)]
                 break

@@ -32,6 +32,7 @@ from lgembed._constants import (
 from lgembed._typing import MISSING
 from lgembed.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt, UnknownInterruptError
 from lgembed.pregel._loop import Run, _InputTask, fold_writes, task_start_payload
+from lgembed.pregel._paths import path_str as _path_str, task_path as _task_path
 from lgembed.pregel._subgraphs import node_subgraph
 from lgembed.checkpoint._id import now_iso, uuid6_str
 from lgembed.pregel._task import Task
@@ -709,26 +710,3 @@ class CheckpointedRun(Run):
 
 def _order(task: Any) -> tuple:
     return task.order
-
-
-def _task_path(task: Task) -> str:
-    """The task's path string as savers sort writes by (P-5); PULL paths are per node."""
-    path = task.path
-    if len(path) == 2 and path[0] == "__pregel_pull" and task.node is not None:
-        return task.node.pull_path
-    return _path_str(path)
-
-
-def _path_str(path: tuple) -> str:
-    """LangGraph's task_path_str: ints zero-padded, nested tuples joined with "~"."""
-    parts = []
-    for p in path:
-        if isinstance(p, bool):
-            parts.append(f"{int(p):010}")
-        elif isinstance(p, int):
-            parts.append(f"{p:010}")
-        elif isinstance(p, tuple):
-            parts.append(_path_str(p))
-        else:
-            parts.append(str(p))
-    return "~" + ", ".join(parts)

@@ -37,8 +37,8 @@ class WorkerPool:
     def __init__(self) -> None:
         self._executor: Any = None
 
-    def submit(self, fn: Any) -> None:
-        """Runs `fn()` on a worker thread (the threads start on first use)."""
+    def executor(self) -> Any:
+        """The pool's `ThreadPoolExecutor` (its threads start on first use)."""
         executor = self._executor
         if executor is None:
             from concurrent.futures import ThreadPoolExecutor
@@ -48,7 +48,14 @@ class WorkerPool:
                 if executor is None:
                     executor = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="lgembed")
                     self._executor = executor
-        executor.submit(fn)
+        return executor
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        """Runs `fn(*args)` on a worker thread; returns its future."""
+        executor = self._executor
+        if executor is None:
+            executor = self.executor()
+        return executor.submit(fn, *args)
 
 
 def run_tasks(run: Any, tasks: list, pool: WorkerPool, participate: bool = False) -> Iterator[None]:
