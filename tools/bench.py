@@ -1027,6 +1027,17 @@ def machine_info() -> dict:
     return info
 
 
+def _shown_path(path: str) -> str:
+    """`path` relative to the repository root when it lies inside it (tables get pasted
+    into BENCHMARKS.md, which must not name one machine's directories)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith(os.pardir) else rel
+
+
 def _fmt(value: float) -> str:
     if value >= 100:
         return f"{value:.0f}"
@@ -1060,7 +1071,7 @@ def render(args, machine, status, results, order, workload_notes=()) -> str:
             build = f", build {info['build']}" if "build" in info else ""
             out.append(
                 f"{impl:<10}: {info['version']}{build} on {info['python_impl']} "
-                f"{info['python']} ({info['executable']})"
+                f"{info['python']} ({_shown_path(info['executable'])})"
             )
         else:
             out.append(f"{impl:<10}: {data}")
