@@ -1,4 +1,4 @@
-"""Selection of the compiled or pure build (STYLE.md §B, §C "Selection tests").
+"""Selection of the compiled or pure build (docs/STYLE.md §B, §C "Selection tests").
 
 `lgembed._speedups` reads LGEMBED_EXTENSIONS once at import, so every selection is
 checked in a fresh `python -I -W error` subprocess that puts a package directory

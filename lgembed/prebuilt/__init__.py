@@ -1,4 +1,4 @@
-"""Prebuilt agent pieces: `ToolNode`, `tools_condition`, `create_react_agent` (reference §13 M-3…M-6).
+"""Prebuilt agent pieces: `ToolNode`, `tools_condition`, `create_react_agent` (docs/BEHAVIOUR.md §13 M-3…M-6).
 
 `from lgembed.prebuilt import ToolNode` works like `from langgraph.prebuilt import
 ToolNode`. Not provided: `ValidationNode` and `ToolCallTransformer` (LangGraph builds
