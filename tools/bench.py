@@ -1077,7 +1077,8 @@ def render(args, machine, status, results, order, workload_notes=()) -> str:
             out.append(f"{impl:<10}: {data}")
     out.append(
         f"values: median of >= {args.batches} batches over >= {args.min_time:g} s per "
-        "workload (import_compile, memory_per_thread: median of fresh processes); "
+        "workload (import_compile, first_invoke, memory_per_thread*: median of fresh "
+        "processes); "
         "lower is better"
     )
     out.append("ratios: LangGraph / lgembed (> 1 means lgembed is faster / smaller)")
