@@ -762,15 +762,16 @@ WORKLOADS = {
     "stream_updates": Workload(setup_stream_updates, _stream_updates, "us/superstep", 10),
     "loop1key": Workload(
         setup_loop1key, _invoke, "us/superstep", WIDE_STEPS,
-        note=f"loop1key / state200: one node looping {WIDE_STEPS} supersteps through a "
+        note=f"one node looping {WIDE_STEPS} supersteps through a "
              "conditional edge; node and router take the whole state; state200 has "
-             "k0..k199 + n and writes k{n % 200} and n per step, loop1key only n",
+             "k0..k199 + n and writes k{n % 200} and n per step, loop1key only n "
+             "(the ratio line above divides the two)",
     ),
     "state200": Workload(setup_state200, _invoke, "us/superstep", WIDE_STEPS),
     "messages_agent": Workload(
         {"langgraph": setup_messages_agent_langgraph, "lgembed": setup_messages_agent_lgembed},
         _invoke, "us/superstep", 2 * AGENT_TURNS,
-        note=f"messages_agent: add_messages state, {AGENT_TURNS} turns of agent (AIMessage "
+        note=f"add_messages state, {AGENT_TURNS} turns of agent (AIMessage "
              "with one tool call) and tools (ToolMessage); langchain_core's message classes "
              "in the langgraph column, lgembed.messages' in the lgembed columns",
     ),
