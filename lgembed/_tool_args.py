@@ -3,7 +3,7 @@
 Why this module exists: langchain-core turns a tool function's signature into a
 pydantic model, validates the model's arguments with it, and LangGraph's `ToolNode`
 shows the model pydantic's error lines (`"a: Input should be a valid integer, unable
-to parse string as an integer"`, reference §13 M-4). lgembed has no pydantic, so this
+to parse string as an integer"`, docs/BEHAVIOUR.md §13 M-4). lgembed has no pydantic, so this
 module reproduces the part of pydantic's *lax mode* that tool signatures use, with the
 same error `type`, `loc` and `msg` values and the same JSON-schema fragments.
 

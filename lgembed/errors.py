@@ -1,7 +1,7 @@
 """Exceptions of the graph runtime: LangGraph's classes, bases and message texts.
 
 Every message template lives here once so that the pure and the compiled build
-format identical texts (STYLE.md §F).
+format identical texts (docs/STYLE.md §F).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Public value types of the graph API: Send, Command, Interrupt, policies, snapshots.
 
-Shapes, reprs and equality follow LangGraph 1.2 (reference §4, §6, §9, §11).
+Shapes, reprs and equality follow LangGraph 1.2 (docs/BEHAVIOUR.md §4, §6, §9, §11).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Shared fixtures and options of the test suite.
 
-Kernel tests take the `impl` fixture and run once per build of the hot paths (STYLE.md
+Kernel tests take the `impl` fixture and run once per build of the hot paths (docs/STYLE.md
 §C): `impl` is `lgembed._engine.load("c")` or `load("py")`, so tests write
 `impl.LastValue(...)`. A missing compiled build skips the `c` run, except under
 `LGEMBED_EXTENSIONS=required`, where it fails.

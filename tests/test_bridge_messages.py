@@ -1,4 +1,4 @@
-"""lgembed/bridge/messages.py mirrors firmware-bridge/include/lgb_msg.h (STYLE.md §G).
+"""lgembed/bridge/messages.py mirrors firmware-bridge/include/lgb_msg.h (docs/STYLE.md §G).
 
 The header's `#define LGB_MSG_* 0x..`, `LGB_FLAG_*`, `LGB_ERR_*`, `LGB_OK` and
 `LGB_VERSION` lines are parsed and compared both ways: every number in the header is in

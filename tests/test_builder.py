@@ -1,6 +1,6 @@
 """Behaviour tests for the StateGraph builder and the compiled channel layout.
 
-Covers reference/langgraph-semantics.md §1 (B-1…B-32) and the parts of §3
+Covers docs/BEHAVIOUR.md §1 (B-1…B-32) and the parts of §3
 (K-1…K-6) that the public API shows: `app.channels` names and kinds, node names,
 which keys a node reads and what `invoke`/`stream` return. Node triggers and
 `trigger_to_nodes` are internal and not tested here.

@@ -1,4 +1,4 @@
-"""Channel behaviour (reference §2: C-1 … C-9, C-11; B-4 equality; the channel line of O-15).
+"""Channel behaviour (docs/BEHAVIOUR.md §2: C-1 … C-9, C-11; B-4 equality; the channel line of O-15).
 
 Every test runs against both builds through the `impl` fixture. Expectations were
 checked against LangGraph 1.2.22's `langgraph.channels` (same calls, same results and

@@ -1,6 +1,6 @@
 """One behaviour suite for every checkpoint saver, plus the saver-independent helpers.
 
-Statements: reference §9 (P-0 .. P-13, P-5 write ordering, L-49 versions) and O-3/O-14.
+Statements: docs/BEHAVIOUR.md §9 (P-0 .. P-13, P-5 write ordering, L-49 versions) and O-3/O-14.
 Every test that takes the `saver` fixture runs once per backend in `SAVERS`; a new
 backend (LmdbSaver) is one more branch of `_make_saver`. Tests that check a detail of
 one backend take that backend's own fixture.
@@ -48,7 +48,7 @@ from lgembed.types import Interrupt, Send
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NULL_TASK = "00000000-0000-0000-0000-000000000000"
 SAVERS = ["memory", "lmdb"]
-# backends the suite runs against (DESIGN.md §4: LmdbSaver passes InMemorySaver's suite)
+# backends the suite runs against (docs/DESIGN.md §4: LmdbSaver passes InMemorySaver's suite)
 
 
 def _make_saver(kind: str, tmp_path: Any, serde: Any = None) -> BaseCheckpointSaver:

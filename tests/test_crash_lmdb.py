@@ -1,6 +1,6 @@
 """Crash recovery of LmdbSaver: a child process running checkpointed graphs is SIGKILLed at random moments.
 
-Statements: DESIGN.md §4 (LMDB: disk-full and corruption surface as errors, never as
+Statements: docs/DESIGN.md §4 (LMDB: disk-full and corruption surface as errors, never as
 silent loss), issue 3 acceptance 2, and the durability table of
 `lgembed.checkpoint.lmdb` ("SIGKILL loses nothing committed").
 

@@ -18,7 +18,8 @@ import types
 import pytest
 
 from lgembed.constants import END, START
-from lgembed.graph._draw import CurveStyle, Edge, Graph, Node, NodeStyles, _yaml_dump, draw_graph
+from lgembed.graph._draw import CurveStyle, Edge, Graph, Node, NodeStyles, draw_graph
+from lgembed.graph._mermaid import _yaml_dump
 
 S, E = START, END
 

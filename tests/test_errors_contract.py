@@ -1,11 +1,11 @@
-"""Error contract (reference §11, E-1 … E-7, plus the error texts of §4/§5).
+"""Error contract (docs/BEHAVIOUR.md §11, E-1 … E-7, plus the error texts of §4/§5).
 
 Pins LangGraph's exception classes, their bases and their exact texts
 (`match=re.escape(...)`), the retry policy defaults and classification, the retry
 loop, the task note added to node exceptions, and how a failed task shows up in
 the stream. Task ids differ per run: only the note's fixed prefix is pinned.
 
-Why over 600 lines: STYLE.md §C names this one file as the home of the error
+Why over 600 lines: docs/STYLE.md §C names this one file as the home of the error
 contract; most of its length is parametrized classification tables.
 """
 

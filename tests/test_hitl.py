@@ -1,5 +1,5 @@
 """Human in the loop: `interrupt()`, resuming with `Command(resume=...)`, static
-breakpoints (reference §6, I-1 … I-11, observed outputs O-6, O-7, O-8).
+breakpoints (docs/BEHAVIOUR.md §6, I-1 … I-11, observed outputs O-6, O-7, O-8).
 
 Every graph here runs with a real `InMemorySaver` (except the I-6 tests, which show
 what happens without one). What is checked: the `__interrupt__` output of invoke and
@@ -368,7 +368,7 @@ def test_response_schema_dict_is_exposed_and_not_validated():
 def test_response_schema_pydantic_validates_resume_value():
     """I-3: a pydantic response_schema exposes its JSON schema; a bad resume value raises
     ValidationError and the interrupt stays pending; a good one is returned as the model.
-    Observed on LangGraph 1.2.22 (the reference says "nothing saved"): the bad value is
+    Observed on LangGraph 1.2.22 (docs/BEHAVIOUR.md says "nothing saved"): the bad value is
     kept as the step's null-task resume and the error is saved on the task, so
     invoke(None) fails again until a new resume replaces the value."""
     pydantic = pytest.importorskip("pydantic")

@@ -1,6 +1,6 @@
 """Import hygiene: `import lgembed.graph` stays light, every public module imports cleanly.
 
-DESIGN.md §1 and STYLE.md §C/§H: on a device, importing the graph API must not pull in
+docs/DESIGN.md §1 and docs/STYLE.md §C/§H: on a device, importing the graph API must not pull in
 serialization, storage, hardware or async frameworks, and must do no I/O.
 """
 

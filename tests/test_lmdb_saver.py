@@ -1,7 +1,7 @@
 """LmdbSaver specifics: environments, growth, full disks, durability, retention, safety of loading.
 
-Statements: DESIGN.md §4 (LMDB environment, map growth, disk-full and corruption as
-clear errors, durability modes, retention, closed serializer), STYLE.md §F (errors)
+Statements: docs/DESIGN.md §4 (LMDB environment, map growth, disk-full and corruption as
+clear errors, durability modes, retention, closed serializer), docs/STYLE.md §F (errors)
 and §H (implicit LMDB ownership), issue 3 acceptance 3. The behaviour every saver
 shares is in `test_checkpoint_savers.py`, run against LmdbSaver by
 `test_checkpoint_savers_lmdb.py`; the crash test is `test_crash_lmdb.py`.

@@ -1,4 +1,4 @@
-"""LmdbStore: the store contract (reference §12, T-1 … T-4) on LMDB, and what LMDB adds.
+"""LmdbStore: the store contract (docs/BEHAVIOUR.md §12, T-1 … T-4) on LMDB, and what LMDB adds.
 
 The tests of `test_store.py` that take the `store` (or `users`) fixture are collected
 here again with `store` overridden to an LmdbStore on a fresh directory, except the

@@ -1,4 +1,4 @@
-"""Behaviour of the Pregel superstep loop (reference §5, L-1 … L-49).
+"""Behaviour of the Pregel superstep loop (docs/BEHAVIOUR.md §5, L-1 … L-49).
 
 Only what is observable without a checkpointer: recursion-limit counting and its
 errors, input handling, the order in which a step's writes are applied (seen
@@ -6,7 +6,7 @@ through reducer list order) versus the order of `updates` chunks, joins,
 `defer=True`, ephemeral clearing, managed values, concurrency of a step's tasks,
 and what a task sees of its own config and runtime.
 
-Every expectation was checked against LangGraph 1.2.22 (see the reference §16).
+Every expectation was checked against LangGraph 1.2.22 (see docs/BEHAVIOUR.md §16).
 
 Why over 600 lines: each test builds its own small graph so tests stay independent
 and each failure points at one statement of §5; splitting §5 across files would

@@ -1,4 +1,4 @@
-"""Messages and the `add_messages` reducer (reference §13 M-1, M-2 and §16 O-15).
+"""Messages and the `add_messages` reducer (docs/BEHAVIOUR.md §13 M-1, M-2 and §16 O-15).
 
 Every expected value below was first observed with LangGraph 1.2.22 and
 langchain-core 1.8.3 (the reference install). Tests named `test_lgembed_*` pin

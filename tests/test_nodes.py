@@ -1,6 +1,6 @@
 """Behaviour tests for node execution: inputs, return values -> writes, routing.
 
-Covers reference/langgraph-semantics.md §4 (N-1…N-9): every return form of a
+Covers docs/BEHAVIOUR.md §4 (N-1…N-9): every return form of a
 node, graph-input rules, the node-local view a conditional edge reads, router
 results, `Command.goto`, `Send`, `Command(graph=PARENT)` at the root and
 `Command.__repr__`. N-10 (a ChannelWrite to the reserved TASKS channel) cannot be

@@ -1,4 +1,4 @@
-"""Differential tests: the compiled and the pure superstep kernels behave identically (STYLE.md §C).
+"""Differential tests: the compiled and the pure superstep kernels behave identically (docs/STYLE.md §C).
 
 Hypothesis builds a random "run" (a mix of channel kinds, node triggers, a version
 scheme like the engine's: ints without a saver, `f"{n:032}.{frac:016}"` strings like

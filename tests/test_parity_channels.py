@@ -1,4 +1,4 @@
-"""Differential tests: the compiled and the pure channels behave identically (STYLE.md §C).
+"""Differential tests: the compiled and the pure channels behave identically (docs/STYLE.md §C).
 
 Hypothesis drives each channel kind through random sequences of update batches,
 consume/finish, reads, copies and checkpoint round trips, once per build, and requires

@@ -1,4 +1,4 @@
-"""Differential tests: random StateGraphs run identically on the compiled and the pure build (STYLE.md §C).
+"""Differential tests: random StateGraphs run identically on the compiled and the pure build (docs/STYLE.md §C).
 
 Hypothesis generates a graph program as plain data: 1–8 nodes, state keys with and
 without reducers, static and waiting edges, deferred nodes, conditional edges with a
@@ -495,7 +495,7 @@ def _first_difference(a: str, b: str) -> str:
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(desc=programs())
 def test_graph_parity(children, desc):
-    """DESIGN.md §3: invoke, stream chunks, state, history and errors are identical in both builds."""
+    """docs/DESIGN.md §3: invoke, stream chunks, state, history and errors are identical in both builds."""
     py_child, c_child = children
     py, c = py_child.run(desc), c_child.run(desc)
     assert py == c, f"builds differ for program {json.dumps(desc)}\n{_first_difference(py, c)}"

@@ -1,4 +1,4 @@
-"""Checkpointing and persistence with `InMemorySaver` (reference §9, P-0 … P-42, observed
+"""Checkpointing and persistence with `InMemorySaver` (docs/BEHAVIOUR.md §9, P-0 … P-42, observed
 outputs O-2, O-3, O-10, O-13, O-14), and the persistence side of resuming (§6, L-10, L-13).
 
 What is checked, always through the public API and the saver's own `list` /

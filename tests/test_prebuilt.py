@@ -1,4 +1,4 @@
-"""`lgembed.prebuilt`: ToolNode, tools_condition, create_react_agent (reference §13 M-3…M-6, §16 O-15).
+"""`lgembed.prebuilt`: ToolNode, tools_condition, create_react_agent (docs/BEHAVIOUR.md §13 M-3…M-6, §16 O-15).
 
 Every expected value below was first observed with LangGraph 1.2.22 +
 langgraph-prebuilt 1.1.3 + langchain-core 1.8.3 (the reference install), running the

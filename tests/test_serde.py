@@ -1,6 +1,6 @@
 """The checkpoint serializer: round trips, LangGraph's wire layout, write-time and load-time refusals.
 
-Statements: reference §14 (Z-1 .. Z-4) and O-15. The byte strings pinned below were
+Statements: docs/BEHAVIOUR.md §14 (Z-1 .. Z-4) and O-15. The byte strings pinned below were
 produced by LangGraph 1.2.22's `JsonPlusSerializer` (langgraph-checkpoint 4.3.2).
 
 Why this file is longer than 600 lines: one round-trip case per supported type plus

@@ -3,7 +3,7 @@
 Statements: issue 12 ("SIGTERM / SIGINT drain: let running steps finish and checkpoint
 [...] After a restart (also after SIGKILL or power loss) runs that were cut off resume
 from their last checkpoint"; "no secrets (tokens, API keys) in logs or checkpoint
-metadata"), DESIGN.md §5b, and the shared contract of `lgembed/service/runs.py`
+metadata"), docs/DESIGN.md §5b, and the shared contract of `lgembed/service/runs.py`
 (`drain` stops after the current superstep and leaves the run "pending";
 `resume_interrupted` restarts it; `stalled` names runs stuck in a superstep).
 

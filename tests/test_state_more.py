@@ -1,4 +1,4 @@
-"""State methods on nested graphs and after `__input__` updates (reference §9.3-§9.5, §10).
+"""State methods on nested graphs and after `__input__` updates (docs/BEHAVIOUR.md §9.3-§9.5, §10).
 
 What is checked: `get_state(subgraphs=True)` reads the child snapshot of a subgraph
 compiled with `checkpointer=True` (its history lives under the namespace without task

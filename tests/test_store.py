@@ -1,4 +1,4 @@
-"""Store contract: langgraph-semantics.md §12 T-1…T-4 and the store line of O-15.
+"""Store contract: docs/BEHAVIOUR.md §12 T-1…T-4 and the store line of O-15.
 
 Every expected value here was checked against real LangGraph 1.2.22 by running this
 file with `lgembed` aliased to `langgraph` (see /work/lgshim3/lgembed_alias.py).
@@ -883,7 +883,7 @@ def test_store_import_is_light():
 
 @lgembed_only
 def test_all_is_a_tuple():
-    """Public modules have a tuple __all__ naming only existing objects (STYLE.md §D)."""
+    """Public modules have a tuple __all__ naming only existing objects (docs/STYLE.md §D)."""
     import lgembed.store
     import lgembed.store.base
     import lgembed.store.memory

@@ -1,4 +1,4 @@
-"""Streaming (reference §7, S-1 … S-11) and invoke (§8, V-1 … V-5), without a checkpointer.
+"""Streaming (docs/BEHAVIOUR.md §7, S-1 … S-11) and invoke (§8, V-1 … V-5), without a checkpointer.
 
 Chunk shapes per mode, several modes at once, the v2 dict chunks, the custom
 writer in its three spellings, output filtering, errors raised after earlier

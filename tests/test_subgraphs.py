@@ -1,4 +1,4 @@
-"""Subgraphs (reference §10, G-1 … G-6, observed output O-9).
+"""Subgraphs (docs/BEHAVIOUR.md §10, G-1 … G-6, observed output O-9).
 
 A compiled graph used as a node or invoked inside a node function: how its input and
 output meet the parent state (shared reducer keys are reduced twice), the checkpoint

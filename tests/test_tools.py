@@ -1,6 +1,6 @@
 """`lgembed.tools`: the `@tool` decorator, `Tool.invoke` validation and output formatting.
 
-These are the tool semantics LangGraph's ToolNode relies on (reference §13 M-3, M-4;
+These are the tool semantics LangGraph's ToolNode relies on (docs/BEHAVIOUR.md §13 M-3, M-4;
 §16 O-15). Every expected value was first observed with langchain-core 1.8.3 +
 pydantic 2.14 (the reference install), on the same functions written with
 `langchain_core.tools.tool`. Tests named `test_lgembed_*` pin lgembed-only behaviour

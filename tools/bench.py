@@ -254,6 +254,129 @@ def setup_stream_updates():
     return ctx
 
 
+# --- wide state and message workloads -------------------------------------------------
+# state200 and loop1key run the same node and router code, the same number of
+# supersteps; only the state's width differs. Node and router take the whole state
+# (as every LangGraph node and router does) and look at it with `len`, which costs the
+# same whatever the width, so the ratio state200 / loop1key measures the framework.
+
+WIDE_STEPS = 1000
+WIDE_KEYS = tuple(f"k{i}" for i in range(200))
+State200 = TypedDict("State200", {**{k: int for k in WIDE_KEYS}, "n": int})
+
+
+def _wide_loop(schema, keys, what):
+    """A node that writes `n` (and the key k{n % width}) looping WIDE_STEPS supersteps."""
+    from langgraph.graph import END, START, StateGraph
+
+    width = len(keys) + 1  # every key has a value from the input on
+    nkeys = len(keys)
+
+    if keys:
+        def step(state):
+            if len(state) != width:
+                raise RuntimeError(f"{what}: node got {len(state)} keys, expected {width}")
+            n = state["n"]
+            return {keys[n % nkeys]: n, "n": n + 1}
+    else:
+        def step(state):
+            if len(state) != width:
+                raise RuntimeError(f"{what}: node got {len(state)} keys, expected {width}")
+            return {"n": state["n"] + 1}
+
+    def route(state):
+        if len(state) != width:
+            raise RuntimeError(f"{what}: router got {len(state)} keys, expected {width}")
+        return "step" if state["n"] < WIDE_STEPS else END
+
+    g = StateGraph(schema)
+    g.add_node("step", step)
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", route, ["step", END])
+    inp = {**{k: 0 for k in keys}, "n": 0}
+    ctx = (g.compile(), inp, {"recursion_limit": 10 * WIDE_STEPS})
+    out = _invoke(ctx)
+    _expect(out["n"], WIDE_STEPS, what)
+    if keys:  # the last write to each key was the last step n with n % 200 == i
+        want = {k: WIDE_STEPS - nkeys + i for i, k in enumerate(keys)}
+        _expect({k: out[k] for k in keys}, want, f"{what} (keys)")
+    return ctx
+
+
+def setup_state200():
+    return _wide_loop(State200, WIDE_KEYS, "state200")
+
+
+def setup_loop1key():
+    return _wide_loop(Counter, (), "loop1key")
+
+
+AGENT_TURNS = 25
+
+
+def _messages_agent(msgs):
+    """agent -> tools -> agent ... AGENT_TURNS turns, messages built with `msgs`' classes.
+
+    "agent" answers with an AIMessage holding one tool call (a fresh id every time),
+    "tools" answers it with a ToolMessage; after "agent" a router like
+    `tools_condition`, after "tools" a turn counter. 2 * AGENT_TURNS supersteps.
+    """
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
+
+    AIMessage, HumanMessage, ToolMessage = msgs.AIMessage, msgs.HumanMessage, msgs.ToolMessage
+    ids = itertools.count()
+    schema = TypedDict(
+        "AgentState", {"messages": Annotated[list, add_messages], "turns": int}
+    )
+
+    def agent(state):
+        call = {"name": "lookup", "args": {"q": state["turns"]}, "id": f"call_{next(ids)}"}
+        return {"messages": [AIMessage(content="", tool_calls=[call])],
+                "turns": state["turns"] + 1}
+
+    def tools(state):
+        call = state["messages"][-1].tool_calls[0]
+        return {"messages": [ToolMessage(content=f"result {call['args']['q']}",
+                                         tool_call_id=call["id"], name=call["name"])]}
+
+    def tools_condition(state):
+        last = state["messages"][-1]
+        return "tools" if getattr(last, "tool_calls", None) else END
+
+    def next_turn(state):
+        return "agent" if state["turns"] < AGENT_TURNS else END
+
+    g = StateGraph(schema)
+    g.add_node("agent", agent)
+    g.add_node("tools", tools)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition, ["tools", END])
+    g.add_conditional_edges("tools", next_turn, ["agent", END])
+    ctx = (g.compile(), {"messages": [HumanMessage(content="go")], "turns": 0},
+           {"recursion_limit": 10 * AGENT_TURNS})
+    out = _invoke(ctx)
+    kinds = [m.type for m in out["messages"]]
+    _expect((out["turns"], len(kinds), kinds[:3], kinds[-1]),
+            (AGENT_TURNS, 1 + 2 * AGENT_TURNS, ["human", "ai", "tool"], "tool"),
+            "messages_agent")
+    last_ai, last_tool = out["messages"][-2:]
+    _expect(last_tool.tool_call_id, last_ai.tool_calls[0]["id"], "messages_agent (ids)")
+    return ctx
+
+
+def setup_messages_agent_langgraph():
+    import langchain_core.messages as msgs
+
+    return _messages_agent(msgs)
+
+
+def setup_messages_agent_lgembed():
+    import lgembed.messages as msgs
+
+    return _messages_agent(msgs)
+
+
 # --- checkpointed workloads ------------------------------------------------------------
 # Every invoke runs on a fresh thread_id (`_invoke_new_thread`), so a thread's history
 # never grows during timing; the saver as a whole does grow (one thread per run).
@@ -529,6 +652,94 @@ def measure_memory_per_thread(impl: str, min_time: float, batches: int):
     ]
 
 
+# Runs in a fresh interpreter: import + build + compile chain10, then time the first invoke.
+_FIRST_INVOKE_CHILD = _RSS_SNIPPET + """
+import time
+t0 = time.perf_counter()
+from typing import TypedDict
+from {pkg}.graph import END, START, StateGraph
+
+class S(TypedDict):
+    n: int
+
+def inc(state):
+    return {{"n": state["n"] + 1}}
+
+g = StateGraph(S)
+prev = START
+for i in range(10):
+    g.add_node(f"n{{i}}", inc)
+    g.add_edge(prev, f"n{{i}}")
+    prev = f"n{{i}}"
+g.add_edge(prev, END)
+app = g.compile()
+t1 = time.perf_counter()
+out = app.invoke({{"n": 0}})
+t2 = time.perf_counter()
+assert out == {{"n": 10}}, out
+print(t1 - t0, t2 - t1)
+"""
+
+
+def measure_first_invoke(impl: str, min_time: float, batches: int):
+    """Fresh interpreters: import + build + compile chain10, time only the first invoke."""
+    pkg = "langgraph" if impl == "langgraph" else "lgembed"
+    code = _FIRST_INVOKE_CHILD.format(pkg=pkg)
+    _run_child(code, "first_invoke")  # warm-up: bytecode caches and page cache
+    runs = []
+    for _ in range(batches):
+        proc = _run_child(code, "first_invoke")
+        setup_s, first_s = proc.stdout.split()[-2:]
+        runs.append((float(setup_s), float(first_s)))
+    firsts = [f for _, f in runs]
+    return [
+        {
+            "name": "first_invoke",
+            "unit": "ms",
+            "value": statistics.median(firsts) * 1e3,
+            "best": min(firsts) * 1e3,
+            "runs": len(runs),
+            "import_build_compile_ms": statistics.median(s for s, _ in runs) * 1e3,
+        }
+    ]
+
+
+# Runs in a fresh interpreter: the memory_per_thread graph and threads, measured with
+# tracemalloc (started after the warm-up thread, so only what the threads allocate and
+# keep is traced) instead of VmRSS.
+_TRACEMALLOC_CHILD = _MEMORY_CHILD.replace(
+    "gc.collect()\nbefore = _vmrss_kb()",
+    "import tracemalloc\ngc.collect()\ntracemalloc.start()\n"
+    "before = tracemalloc.get_traced_memory()[0]",
+).replace(
+    "gc.collect()\nafter = _vmrss_kb()",
+    "gc.collect()\nafter = tracemalloc.get_traced_memory()[0]",
+)
+assert _TRACEMALLOC_CHILD.count("tracemalloc.get_traced_memory") == 2
+
+
+def measure_memory_tracemalloc(impl: str, min_time: float, batches: int):
+    """Fresh interpreters: bytes retained per thread of an InMemorySaver, by tracemalloc."""
+    pkg = "langgraph" if impl == "langgraph" else "lgembed"
+    code = _TRACEMALLOC_CHILD.format(pkg=pkg, threads=MEMORY_THREADS)
+    per_thread = []
+    for _ in range(3 if batches >= 5 else 1):  # 3 fresh processes (--quick: 1)
+        proc = _run_child(code, "memory_per_thread_tracemalloc")
+        before, after = (int(x) for x in proc.stdout.split()[-2:])
+        per_thread.append((after - before) / MEMORY_THREADS)
+    return [
+        {
+            "name": "memory_per_thread_tracemalloc",
+            "unit": "kB/thread",
+            "value": statistics.median(per_thread) / 1024,
+            "best": min(per_thread) / 1024,
+            "bytes_per_thread": statistics.median(per_thread),
+            "runs": len(per_thread),
+            "threads": MEMORY_THREADS,
+        }
+    ]
+
+
 class Workload(NamedTuple):
     # build + compile + one checked run -> ctx; or {"langgraph": f, "lgembed": g}
     setup: Any
@@ -549,6 +760,21 @@ WORKLOADS = {
     "send100": Workload(setup_send100, _invoke, "us/task", 100),
     "branches10x5": Workload(setup_branches10x5, _invoke, "us/invoke", 1),
     "stream_updates": Workload(setup_stream_updates, _stream_updates, "us/superstep", 10),
+    "loop1key": Workload(
+        setup_loop1key, _invoke, "us/superstep", WIDE_STEPS,
+        note=f"one node looping {WIDE_STEPS} supersteps through a "
+             "conditional edge; node and router take the whole state; state200 has "
+             "k0..k199 + n and writes k{n % 200} and n per step, loop1key only n "
+             "(the ratio line above divides the two)",
+    ),
+    "state200": Workload(setup_state200, _invoke, "us/superstep", WIDE_STEPS),
+    "messages_agent": Workload(
+        {"langgraph": setup_messages_agent_langgraph, "lgembed": setup_messages_agent_lgembed},
+        _invoke, "us/superstep", 2 * AGENT_TURNS,
+        note=f"add_messages state, {AGENT_TURNS} turns of agent (AIMessage "
+             "with one tool call) and tools (ToolMessage); langchain_core's message classes "
+             "in the langgraph column, lgembed.messages' in the lgembed columns",
+    ),
     "chain10_memsaver": Workload(
         setup_chain10_memsaver, _invoke_new_thread, "us/superstep", 10,
         note=f"InMemorySaver in every column; {_NEW_THREAD}",
@@ -574,11 +800,30 @@ WORKLOADS = {
         note=f"fresh process: chain10 + InMemorySaver run once on each of {MEMORY_THREADS} "
              "threads; (VmRSS after - before) / threads, gc.collect() before each reading",
     ),
+    "memory_per_thread_tracemalloc": Workload(
+        None, None, "kB/thread", 1, measure=measure_memory_tracemalloc,
+        note="fresh process: the memory_per_thread graph and threads; tracemalloc started "
+             "after the warm-up thread, (traced size after - before) / threads in KiB, "
+             "gc.collect() before each reading",
+    ),
     "import_compile": Workload(None, None, "ms", 1, measure=measure_import_compile),
+    "first_invoke": Workload(
+        None, None, "ms", 1, measure=measure_first_invoke,
+        note="fresh process: import + build + compile chain10 (untimed), then the first "
+             "invoke timed; median of fresh processes",
+    ),
 }
+
+# Summary lines under the table: (label, numerator metric, denominator metric), the
+# ratio of two rows of one implementation, printed when both rows were measured.
+DERIVED = (
+    ("state200 / loop1key (200-key state vs 1 key, same loop)", "state200", "loop1key"),
+)
 
 # --only NAME also accepts a group name
 GROUPS = {
+    "wide_state": ("loop1key", "state200"),
+    "memory": ("memory_per_thread", "memory_per_thread_tracemalloc"),
     "chain10_large_state": ("chain10_large_state_memsaver",
                             "chain10_large_state_lmdb_vs_sqlite"),
 }
@@ -783,12 +1028,37 @@ def machine_info() -> dict:
     return info
 
 
+def _shown_path(path: str) -> str:
+    """`path` relative to the repository root when it lies inside it (tables get pasted
+    into BENCHMARKS.md, which must not name one machine's directories)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith(os.pardir) else rel
+
+
 def _fmt(value: float) -> str:
     if value >= 100:
         return f"{value:.0f}"
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+def derived_ratios(results) -> list:
+    """[(label, {impl: ratio or None})] for each DERIVED pair with any measured value."""
+    out = []
+    for label, num, den in DERIVED:
+        per_impl = {}
+        for impl in IMPLS:
+            a, b = results.get((impl, num)), results.get((impl, den))
+            ok = isinstance(a, dict) and isinstance(b, dict) and b["value"] > 0
+            per_impl[impl] = a["value"] / b["value"] if ok else None
+        if any(r is not None for r in per_impl.values()):
+            out.append((label, per_impl))
+    return out
 
 
 def render(args, machine, status, results, order, workload_notes=()) -> str:
@@ -802,13 +1072,14 @@ def render(args, machine, status, results, order, workload_notes=()) -> str:
             build = f", build {info['build']}" if "build" in info else ""
             out.append(
                 f"{impl:<10}: {info['version']}{build} on {info['python_impl']} "
-                f"{info['python']} ({info['executable']})"
+                f"{info['python']} ({_shown_path(info['executable'])})"
             )
         else:
             out.append(f"{impl:<10}: {data}")
     out.append(
         f"values: median of >= {args.batches} batches over >= {args.min_time:g} s per "
-        "workload (import_compile, memory_per_thread: median of fresh processes); "
+        "workload (import_compile, first_invoke, memory_per_thread*: median of fresh "
+        "processes); "
         "lower is better"
     )
     out.append("ratios: LangGraph / lgembed (> 1 means lgembed is faster / smaller)")
@@ -846,6 +1117,14 @@ def render(args, machine, status, results, order, workload_notes=()) -> str:
         left = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
         right = [c.rjust(w) for c, w in zip(r[2:], widths[2:])]
         out.append("  ".join(left + right).rstrip())
+    derived = derived_ratios(results)
+    if derived:
+        out.append("")
+        for label, per_impl in derived:
+            cells = ", ".join(
+                f"{impl} {'-' if r is None else f'{r:.2f}x'}" for impl, r in per_impl.items()
+            )
+            out.append(f"ratio {label}: {cells}")
     if workload_notes:
         out.append("")
         out.extend(workload_notes)
@@ -951,6 +1230,9 @@ def _orchestrate(args, workloads) -> int:
             ],
             "crashes": [
                 {"implementation": i, "workload": w, "stderr_tail": t} for i, w, t in crashes
+            ],
+            "derived": [
+                {"ratio": label, **per_impl} for label, per_impl in derived_ratios(results)
             ],
         }
         with open(args.json, "w") as f:

@@ -1,5 +1,5 @@
 """Prebuilt agent pieces: `ToolNode`, `tools_condition`, `create_react_agent`,
-`ValidationNode` (reference §13 M-3…M-6).
+`ValidationNode` (docs/BEHAVIOUR.md §13 M-3…M-6).
 
 `from lgembed.prebuilt import ToolNode` works like `from langgraph.prebuilt import
 ToolNode`. `ValidationNode` needs pydantic (`lgembed[pydantic]`) when constructed, not

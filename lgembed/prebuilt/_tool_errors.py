@@ -1,4 +1,4 @@
-"""ToolNode's error texts and `handle_tool_errors` strategies (reference §13 M-4).
+"""ToolNode's error texts and `handle_tool_errors` strategies (docs/BEHAVIOUR.md §13 M-4).
 
 Why a separate module: the templates and the rules deciding which exceptions become
 error ToolMessages are LangGraph's observable contract; keeping them apart from the

@@ -1,4 +1,4 @@
-"""`create_react_agent`: a model that calls tools in a loop until it answers (reference §13 M-6).
+"""`create_react_agent`: a model that calls tools in a loop until it answers (docs/BEHAVIOUR.md §13 M-6).
 
 Why this module exists: it is LangGraph's `langgraph.prebuilt.chat_agent_executor` for
 programs that run on lgembed, building the same graph (nodes `agent`, `tools`, optional

@@ -1,6 +1,6 @@
 """Simulated hardware with the real interfaces, so a whole device runs on a laptop.
 
-Why: DESIGN.md §5 wants every driver testable on a host that has no GPIO, I2C or CAN
+Why: docs/DESIGN.md §5 wants every driver testable on a host that has no GPIO, I2C or CAN
 in its kernel. A simulator never replaces a driver: it replaces what is under it (a
 sysfs tree in a temporary directory, a chip answering periphery's ioctls, the far end
 of a pseudo-terminal, a peer on python-can's virtual bus), so the driver code a board
