@@ -19,6 +19,14 @@ cpdef bytes _plain_pack(obj)
 cpdef bint _kept_as_is(value)
 cpdef bint _fast(serde)
 cpdef bytes _pack_part(serde, pack, value)
+cpdef bytes _array_header(Py_ssize_t count)
+@cython.locals(i=Py_ssize_t)
+cpdef bint _keys_ok(list keys, Py_ssize_t start)
+cpdef bint _all_str(list items)
+cpdef _id_code(checkpoint_id)
+cpdef _id_text(stored)
+cpdef _ts_code(ts)
+cpdef _ts_text(stored)
 
 cdef class _Lane:
     cdef public dict checkpoints, writes, blobs
@@ -27,7 +35,7 @@ cdef class _Lane:
 cdef class _Store:
     cdef public object lock
     cdef object acquire, release
-    cdef public dict threads, name_refs, codes, texts, seen_memo
+    cdef public dict threads, name_refs, codes, texts, seen_memo, put_memo
     cdef public list names
 
     cpdef _name(self, name)
@@ -41,16 +49,19 @@ cdef class _Store:
     cpdef _blob_key(self, stored_name, code, channel)
     @cython.locals(names=list, codes=list, refs=dict, known=dict)
     cpdef _encode_versions(self, versions)
-    @cython.locals(rows=list, memo=dict, refs=dict, known=dict, hit=tuple, count=Py_ssize_t)
-    cpdef _encode_seen(self, serde, pack, seen)
+    @cython.locals(nodes=list, rows=list, memo=dict, refs=dict, known=dict, hit=tuple)
+    cpdef _seen_rows(self, serde, pack, seen)
     cpdef dict _decode_seen(self, value)
     cpdef tuple _decode_versions(self, value)
     cpdef list _unpack(self, serde, record, what)
     cpdef _store_value(self, serde, value)
     cpdef _load_value(self, serde, stored)
-    cpdef _encode(self, serde, config, checkpoint, metadata, empty, pack)
-    cpdef tuple _decode(self, serde, record, checkpoint_id)
-    cpdef tuple _decode_record(self, serde, record, checkpoint_id)
+    cpdef tuple _encode(self, serde, config, checkpoint, metadata, empty, pack, tuple lane_key, lane)
+    @cython.locals(known=Py_ssize_t, known_nodes=Py_ssize_t, i=Py_ssize_t, changed=list, new_rows=list)
+    cpdef _delta(self, list base, list names, list codes, list nodes, list rows)
+    cpdef tuple _decode(self, serde, record, checkpoint_id, lane)
+    cpdef tuple _decode_record(self, serde, record, checkpoint_id, lane)
+    cpdef tuple _resolve(self, serde, lane, list parts)
     cpdef list _version_keys(self, checkpoint)
     cpdef bytes _pack_writes(self, serde, task_id, path, idxs, channels, values)
     cpdef _Lane _lane_for_put(self, thread_id, checkpoint_ns)

@@ -100,11 +100,16 @@ _REF_MASK = (1 << _REF_BITS) - 1
 # blob keys: `code << _REF_BITS | name index`
 _NAMES_MAX = 1 << _REF_BITS
 # names (keys, channels, nodes, task paths) a saver indexes; later ones are stored as themselves
-_CACHE_MAX = 1024
+_CACHE_MAX = 256
 # version strings <-> codes a saver remembers, each way (forgotten all at once when full;
-# at most ~250 kB; enough for the current versions of several threads of large graphs)
+# at most ~55 kB; enough for the current versions of a few threads of large graphs)
 _SEEN_MEMO_MAX = 256
 # nodes whose last encoded versions_seen entry a saver remembers (a node's entry rarely changes)
+_DELTA_DEPTH_MAX = 16
+# a checkpoint record is a delta against its parent at most this many records deep; the
+# next one is a full record again, so loading decodes at most this many more records
+_PUT_MEMO_MAX = 64
+# lanes whose last put a store remembers (what the next put's delta is computed against)
 _FRACTION_BITS = 53
 _FRACTION_SCALE = float(1 << _FRACTION_BITS)
 _FRACTION_MASK = (1 << _FRACTION_BITS) - 1
@@ -120,6 +125,8 @@ _FIXARRAYS = tuple(bytes((0x90 | n,)) for n in range(16))
 # msgpack's one-byte headers of arrays of 0..15 items
 _CHECKPOINT_KEYS = ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
 # the keys, in order, of the checkpoints the engine makes: their record holds only the values
+_METADATA_KEYS = ("source", "step", "parents")
+# the keys, in order, of the engine's metadata of a root graph: its record holds `[source, step]`
 _MISSING = object()
 _PREFIXES: dict = {}
 # current counter -> `f"{counter + 1:032}."`, the integer part of the next version (up to _CACHE_MAX)
@@ -284,6 +291,82 @@ def _pack_part(serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, v
         return serde.dumps_typed(value)[1]
 
 
+def _array_header(count: int) -> bytes:
+    """msgpack's header of an array of `count` items: fixarray, array 16 or array 32."""
+    if count < 16:
+        return _FIXARRAYS[count]
+    return b"\xdc" + count.to_bytes(2, "big") if count < 65536 else b"\xdd" + count.to_bytes(4, "big")
+
+
+def _keys_ok(keys: list, start: int) -> bool:
+    """Whether `keys[start:]` are all indexes or str (so a delta can key a dict by them)."""
+    for i in range(start, len(keys)):
+        if type(keys[i]) is not int and type(keys[i]) is not str:
+            return False
+    return True
+
+
+def _all_str(items: list) -> bool:
+    for item in items:
+        if type(item) is not str:
+            return False
+    return True
+
+
+def _id_code(checkpoint_id: Any) -> Any:
+    """A checkpoint id as stored in a record: the 16 bytes of a lowercase canonical
+    UUID string (given back exactly by `_id_text`), else the id itself."""
+    if type(checkpoint_id) is not str:
+        return checkpoint_id if checkpoint_id is None else [checkpoint_id]
+    if len(checkpoint_id) != 36:
+        return checkpoint_id
+    if checkpoint_id[8] != "-" or checkpoint_id[13] != "-" or checkpoint_id[18] != "-" or checkpoint_id[23] != "-":
+        return checkpoint_id
+    digits = checkpoint_id.replace("-", "")
+    try:
+        code = bytes.fromhex(digits)
+    except ValueError:
+        return checkpoint_id
+    return code if len(code) == 16 and code.hex() == digits else checkpoint_id
+
+
+def _id_text(stored: Any) -> Any:
+    if type(stored) is bytes and len(stored) == 16:
+        h = stored.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    if type(stored) is list and len(stored) == 1:
+        return stored[0]
+    return stored
+
+
+def _ts_code(ts: Any) -> Any:
+    """A checkpoint timestamp as stored: `20YY-MM-DDTHH:MM:SS.ffffff+00:00` (what
+    `now_iso` makes) as the int of its 18 digits after "20", anything else as itself."""
+    if (
+        type(ts) is str
+        and len(ts) == 32
+        and ts[:2] == "20"
+        and ts[4] == "-"
+        and ts[7] == "-"
+        and ts[10] == "T"
+        and ts[13] == ":"
+        and ts[16] == ":"
+        and ts[19] == "."
+        and ts[26:] == "+00:00"
+    ):
+        digits = ts[2:4] + ts[5:7] + ts[8:10] + ts[11:13] + ts[14:16] + ts[17:19] + ts[20:26]
+        if digits.isascii() and digits.isdigit():
+            return int(digits)
+    return ts
+
+
+def _ts_text(stored: Any) -> Any:
+    if type(stored) is int and 0 <= stored < 10**18:
+        s = "%018d" % stored
+        return f"20{s[:2]}-{s[2:4]}-{s[4:6]}T{s[6:8]}:{s[8:10]}:{s[10:12]}.{s[12:]}+00:00"
+    return stored
+
+
 def _typed_pair(stored: Any) -> tuple[str, Any]:
     if type(stored) is list and len(stored) == 2:
         return stored[0], stored[1]
@@ -368,7 +451,10 @@ class _Store:
         self.texts: dict[int, str] = {}
         # caches: version string -> stored code, int code -> version string
         self.seen_memo: dict[str, tuple] = {}
-        # node -> (its versions_seen entry, its packed row): see _encode_seen
+        # node -> (its versions_seen entry, its packed row): see _seen_rows
+        self.put_memo: dict[tuple, list] = {}
+        # (thread_id, ns) -> [checkpoint_id, record, names, codes, nodes, rows, depth] of
+        # the lane's last put: the base of the next put's delta (see _encode)
 
     # --- names and version codes -------------------------------------------------------
 
@@ -466,47 +552,42 @@ class _Store:
             return [[self._name(ch) for ch in versions], [self._code(v) for v in versions.values()]]
         return [names, codes]
 
-    def _encode_seen(self, serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, seen: Any) -> bytes | None:
-        """msgpack of `versions_seen` as an array of `[node, names, codes]` rows; None if
-        it is not a dict of dicts.
+    def _seen_rows(self, serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, seen: Any) -> tuple | None:
+        """`(node names, packed rows)` of `versions_seen`, a row being the msgpack of
+        `[node, names, codes]`; None if it is not a dict of dicts.
 
         Strategy: a node's row changes only when that node runs, so each node's packed
         row is remembered with the entry it encodes and reused while they are equal.
         """
         if type(seen) is not dict:
             return None
+        nodes: list = []
         rows: list = []
         memo = self.seen_memo
         refs, known = self.name_refs, self.codes
         try:
             for node, versions in seen.items():
+                ref = refs[node]
                 hit = memo.get(node)
                 if hit is None or hit[0] != versions:
-                    row = [refs[node], [refs[k] for k in versions], [known[v] for v in versions.values()]]
+                    row = [ref, [refs[k] for k in versions], [known[v] for v in versions.values()]]
                     hit = (dict(versions), _pack_part(serde, pack, row))
                     if type(node) is str:  # (its versions are str: `known` had them)
                         if len(memo) >= _SEEN_MEMO_MAX:
                             memo.clear()
                         memo[node] = hit
+                nodes.append(ref)
                 rows.append(hit[1])
         except (KeyError, TypeError, AttributeError):  # not cached yet, or not a dict of dicts
             # (a list, not a generator: a compiled cpdef method cannot hold a closure)
             if not all([isinstance(versions, dict) for versions in seen.values()]):
                 return None
+            nodes = [self._name(node) for node in seen]
             rows = [
-                _pack_part(
-                    serde,
-                    pack,
-                    [self._name(node), [self._name(k) for k in versions], [self._code(v) for v in versions.values()]],
-                )
-                for node, versions in seen.items()
+                _pack_part(serde, pack, [ref, [self._name(k) for k in versions], [self._code(v) for v in versions.values()]])
+                for ref, versions in zip(nodes, seen.values())
             ]
-        count = len(rows)  # then msgpack's array header: fixarray, array 16 or array 32
-        if count < 16:
-            rows.insert(0, _FIXARRAYS[count])
-        else:
-            rows.insert(0, b"\xdc" + count.to_bytes(2, "big") if count < 65536 else b"\xdd" + count.to_bytes(4, "big"))
-        return b"".join(rows)
+        return nodes, rows
 
     def _decode_seen(self, value: Any) -> dict:
         if type(value) is not list:
@@ -591,8 +672,15 @@ class _Store:
         metadata: CheckpointMetadata,
         empty: list,
         pack: Callable[[Any], bytes] | None,
-    ) -> bytes:
-        """The record of a checkpoint (see the module docstring); `pack`: a Packer's, as `_plain_pack`.
+        lane_key: tuple,
+        lane: _Lane | None,
+    ) -> tuple:
+        """`(record, memo entry or None)` of a checkpoint (see the module docstring);
+        `pack`: a Packer's, as `_plain_pack`; `lane`: where it goes (None: a new lane).
+
+        The record is a delta against the parent when the store remembers the parent
+        as the lane's last put (`put_memo`) and the lane still holds that very record
+        (call with the lock held).
 
         Raises:
             TypeError: when the serde cannot serialize a value.
@@ -602,11 +690,28 @@ class _Store:
         if not _fast(serde):
             rest = checkpoint.copy()
             del rest["channel_values"]
-            return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty])
+            return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty]), None
+        stored_parent = _id_code(parent)
+        if (
+            len(metadata) == 3
+            and tuple(metadata) == _METADATA_KEYS
+            and metadata["parents"] == {}
+            and type(metadata["parents"]) is dict
+            and type(metadata["source"]) is str
+            and type(metadata["step"]) is int
+        ):  # the engine's metadata of a root graph
+            metadata = [metadata["source"], metadata["step"]]
         versions = self._encode_versions(checkpoint.get("channel_versions"))
-        seen = self._encode_seen(serde, pack, checkpoint.get("versions_seen"))
-        if versions is not None and seen is not None and tuple(checkpoint) == _CHECKPOINT_KEYS:
-            rest: Any = [checkpoint["v"], checkpoint["ts"], checkpoint["updated_channels"]]  # the engine's checkpoint
+        seen = self._seen_rows(serde, pack, checkpoint.get("versions_seen"))
+        updated = checkpoint.get("updated_channels")
+        if (
+            versions is not None
+            and seen is not None
+            and tuple(checkpoint) == _CHECKPOINT_KEYS
+            and type(checkpoint["ts"]) is str
+            and (updated is None or (type(updated) is list and _all_str(updated)))
+        ):  # the engine's checkpoint: its values only, compacted
+            rest: Any = [checkpoint["v"], _ts_code(checkpoint["ts"]), None if updated is None else self._names_for(updated)]
         else:
             rest = checkpoint.copy()
             del rest["channel_values"]
@@ -615,20 +720,68 @@ class _Store:
                 rest["channel_versions"] = None
             if seen is not None:
                 rest["versions_seen"] = None
-        packed = _pack_part(serde, pack, [rest, versions, metadata, parent, empty, None])
-        # the record's last item, packed None (one byte), becomes the packed versions_seen
-        return packed if seen is None else packed[:-1] + seen
+        if seen is None:
+            return _pack_part(serde, pack, [rest, versions, metadata, stored_parent, empty, None]), None
+        names, codes = versions if versions is not None else (None, None)
+        nodes, rows = seen
+        entry = None
+        delta = None
+        if versions is not None:
+            base = self.put_memo.get(lane_key)
+            if (
+                base is not None
+                and parent
+                and base[0] == parent
+                and parent != checkpoint["id"]
+                and lane is not None
+                and lane.checkpoints.get(parent) is base[1]
+                and base[6] < _DELTA_DEPTH_MAX
+            ):
+                delta = self._delta(base, names, codes, nodes, rows)
+            if delta is not None or _keys_ok(names, 0) and _keys_ok(nodes, 0):
+                entry = [checkpoint["id"], None, names, codes, nodes, rows, 0 if delta is None else base[6] + 1]
+        if delta is None:
+            packed = _pack_part(serde, pack, [rest, versions, metadata, stored_parent, empty, None])
+        else:
+            versions_delta, rows = delta
+            packed = _pack_part(serde, pack, [rest, versions_delta, metadata, stored_parent, empty, None])
+        # the record's last item, packed None (one byte), becomes the packed versions_seen rows
+        record = packed[:-1] + _array_header(len(rows)) + b"".join(rows)
+        if entry is not None:
+            entry[1] = record
+        return record, entry
+
+    def _delta(self, base: list, names: list, codes: list, nodes: list, rows: list) -> tuple | None:
+        """`([names, codes, 0], rows)`: what changed since `base` (a `put_memo` entry), or
+        None when the checkpoint is not its parent plus changes (a key gone or moved).
+
+        Loading applies the changes to the parent's dicts in order: a changed key keeps
+        its place and a new one goes last, as the engine's own dicts do.
+        """
+        base_names, base_codes, base_nodes, base_rows = base[2], base[3], base[4], base[5]
+        known = len(base_names)
+        if names[:known] != base_names or not _keys_ok(names, known):
+            return None
+        known_nodes = len(base_nodes)
+        if nodes[:known_nodes] != base_nodes or not _keys_ok(nodes, known_nodes):
+            return None
+        changed = [i for i in range(known) if codes[i] != base_codes[i]]
+        changed += range(known, len(names))
+        new_rows = [rows[i] for i in range(known_nodes) if rows[i] != base_rows[i]]
+        new_rows += rows[known_nodes:]
+        return [[names[i] for i in changed], [codes[i] for i in changed], 0], new_rows
 
     def _decode(
-        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str
+        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str, lane: _Lane | None
     ) -> tuple[dict, Any, Any, list, list]:
-        """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`.
+        """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`;
+        `lane`: the one holding the record (a delta record's parents are read from it).
 
         Raises:
             DeserializationError: for a corrupt record, or a value the serde refuses.
         """
         try:
-            return self._decode_record(serde, record, checkpoint_id)
+            return self._decode_record(serde, record, checkpoint_id, lane)
         except DeserializationError:
             raise
         except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
@@ -636,7 +789,7 @@ class _Store:
             raise _corrupt("a checkpoint", record) from e
 
     def _decode_record(
-        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str
+        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str, lane: _Lane | None
     ) -> tuple[dict, Any, Any, list, list]:
         parts = self._unpack(serde, record, "a checkpoint")
         if record[:1] == b"\x97":  # written with another serializer: its typed pairs
@@ -645,18 +798,23 @@ class _Store:
             metadata = serde.loads_typed((meta_tag, meta_payload))
             return checkpoint, metadata, parent, self._version_keys(checkpoint), empty
         checkpoint, versions, metadata, parent, empty, seen = parts
+        if type(versions) is list and len(versions) == 3:  # a delta against its parent
+            versions, seen = self._resolve(serde, lane, parts)
         if type(checkpoint) is list and len(checkpoint) == 3 and versions is not None and seen is not None:
             v, ts, updated = checkpoint  # the engine's checkpoint: its keys, in its order
             checkpoint = {
                 "v": v,
                 "id": checkpoint_id,
-                "ts": ts,
+                "ts": _ts_text(ts),
                 "channel_versions": None,
                 "versions_seen": None,
-                "updated_channels": updated,
+                "updated_channels": None if updated is None else self._names_of(updated),
             }
         elif type(checkpoint) is dict and "id" in checkpoint:
             checkpoint["id"] = checkpoint_id
+        if type(metadata) is list and len(metadata) == 2:  # the engine's metadata of a root graph
+            metadata = {"source": metadata[0], "step": metadata[1], "parents": {}}
+        parent = _id_text(parent)
         if type(checkpoint) is not dict or type(metadata) is not dict:
             raise _corrupt("a checkpoint", parts)
         if versions is None:  # not a dict of versions: stored as it was
@@ -666,6 +824,87 @@ class _Store:
         if seen is not None:
             checkpoint["versions_seen"] = self._decode_seen(seen)
         return checkpoint, metadata, parent, keys, empty
+
+    def _resolve(self, serde: SerializerProtocol, lane: _Lane | None, parts: list) -> tuple[list, list]:
+        """`([names, codes], rows)`: the encoded `channel_versions` and `versions_seen` rows
+        of a delta record (unpacked `parts`), its changes applied to its parents' in order.
+
+        Raises:
+            DeserializationError: when a parent is missing or the chain is too long (corrupt).
+        """
+        deltas = [parts]
+        current = parts
+        for _ in range(_DELTA_DEPTH_MAX + 1):
+            parent = _id_text(current[3])
+            record = lane.checkpoints.get(parent) if lane is not None and type(parent) is str else None
+            if record is None or record[:1] == b"\x97":
+                raise _corrupt("a checkpoint's parent", parent)
+            current = self._unpack(serde, record, "a checkpoint")
+            if len(current) != 6:
+                raise _corrupt("a checkpoint's parent", current)
+            versions = current[1]
+            if not (type(versions) is list and len(versions) == 3):
+                break
+            deltas.append(current)
+        else:
+            raise _corrupt("a checkpoint's chain of parents", parts[3])
+        names, codes = _lists(versions, 2, "channel_versions")
+        by_name = dict(zip(names, codes))
+        by_node = {row[0]: row for row in current[5]}
+        for delta in reversed(deltas):
+            names, codes = delta[1][0], delta[1][1]
+            by_name.update(zip(names, codes))
+            by_node.update({row[0]: row for row in delta[5]})
+        return [list(by_name), list(by_name.values())], list(by_node.values())
+
+    def _is_delta(self, serde: SerializerProtocol, record: bytes) -> bool:
+        if record[:1] != b"\x96" or not _fast(serde):
+            return False
+        versions = self._unpack(serde, record, "a checkpoint")[1]
+        return type(versions) is list and len(versions) == 3
+
+    def _parent_of(self, serde: SerializerProtocol, record: bytes) -> Any:
+        return _id_text(self._unpack(serde, record, "a checkpoint")[3])
+
+    def _full_record(self, serde: SerializerProtocol, lane: _Lane, record: bytes) -> bytes:
+        """`record` (of `lane`) as a full record: its delta applied, so it no longer
+        needs its parents.
+
+        Raises:
+            DeserializationError: for a corrupt record.
+        """
+        if not self._is_delta(serde, record):
+            return record
+        parts = self._unpack(serde, record, "a checkpoint")
+        try:
+            versions, rows = self._resolve(serde, lane, parts)
+        except (TypeError, ValueError, LookupError, AttributeError) as e:
+            raise _corrupt("a checkpoint", record) from e
+        packed = _pack_part(serde, None, [parts[0], versions, parts[2], parts[3], parts[4], None])
+        return packed[:-1] + _array_header(len(rows)) + b"".join([_pack_part(serde, None, row) for row in rows])
+
+    def _chain_meets(self, serde: SerializerProtocol, lane: _Lane, record: bytes, ids: Any) -> bool:
+        """Whether a record's chain of delta parents reaches one of `ids`."""
+        for _ in range(_DELTA_DEPTH_MAX + 1):
+            if not self._is_delta(serde, record):
+                return False
+            parent = self._parent_of(serde, record)
+            if parent in ids:
+                return True
+            record = lane.checkpoints.get(parent)
+            if record is None:
+                return False
+        return False
+
+    def _detach(self, serde: SerializerProtocol, lane: _Lane, ids: Any) -> None:
+        """Makes full every record of `lane` (other than `ids`) whose delta chain reaches
+        one of `ids`, before those are replaced or removed (call with the lock held)."""
+        rewrite = {
+            checkpoint_id: self._full_record(serde, lane, record)
+            for checkpoint_id, record in lane.checkpoints.items()
+            if checkpoint_id not in ids and self._chain_meets(serde, lane, record, ids)
+        }
+        lane.checkpoints.update(rewrite)
 
     def _version_keys(self, checkpoint: dict) -> list:
         """`[(channel, blob key)]` of a checkpoint whose `channel_versions` was stored as it was."""
@@ -683,7 +922,7 @@ class _Store:
             TypeError: when the serde cannot serialize a value.
         """
         ref = self.name_refs.get(path) if type(path) is str else None
-        head = [task_id, self._name(path) if ref is None else ref, idxs, self._names_for(channels)]
+        head = [_id_code(task_id), self._name(path) if ref is None else ref, idxs, self._names_for(channels)]
         if type(serde) is MsgpackSerializer:
             for value in values:
                 if isinstance(value, (bytearray, _Serialized)):
@@ -722,6 +961,7 @@ class _Store:
             if len(record) not in (5, 6) or any(type(item) is not list for item in record[2:5]):
                 raise _corrupt("pending writes", record)
             task_id, path, idxs, names, values = record[:5]
+            task_id = _id_text(task_id)
             entries = [(False, _typed_pair(v)) for v in values] if len(record) == 6 else [(True, v) for v in values]
             path = self._unname(path)
             if (
@@ -799,9 +1039,12 @@ class _Store:
                 blobs.append((key, _MISSING))  # "empty": in the record, and replaces a value
                 empty[0].append(ref)
                 empty[1].append(code)
-        record = self._encode(serde, config, checkpoint, metadata, empty, pack)
+        lane_key = (thread_id, checkpoint_ns)
         self.acquire()
         try:
+            lanes = self.threads.get(thread_id)
+            lane = lanes.get(checkpoint_ns) if lanes else None
+            record, entry = self._encode(serde, config, checkpoint, metadata, empty, pack, lane_key, lane)
             lane = self._lane_for_put(thread_id, checkpoint_ns)
             stored = lane.blobs
             for key, value in blobs:
@@ -809,7 +1052,16 @@ class _Store:
                     stored.pop(key, None)
                 else:
                     stored[key] = value
+            if checkpoint_id in lane.checkpoints:  # replaced: its delta children must not follow
+                self._detach(serde, lane, (checkpoint_id,))
             lane.checkpoints[checkpoint_id] = record
+            memo = self.put_memo
+            if entry is None:
+                memo.pop(lane_key, None)
+            else:
+                if len(memo) >= _PUT_MEMO_MAX:
+                    memo.clear()
+                memo[lane_key] = entry
         finally:
             self.release()
         return _config(thread_id, checkpoint_ns, checkpoint_id)
@@ -877,7 +1129,7 @@ class _Store:
         records = () if entry is None else (entry,) if type(entry) is bytes else entry
         mine: list = []
         if records:
-            head = _msgpack().packb(task_id)
+            head = _msgpack().packb(_id_code(task_id))
             mine = [r for r in records if r.startswith(head, 1)]  # a record is a fixarray: 1 header byte
         if not mine and (min(idxs) >= 0 or len(set(idxs)) == len(idxs)):  # the usual case
             packed = self._pack_writes(serde, task_id, task_path, idxs, channels, values)
@@ -1069,7 +1321,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 checkpoint_id = max(lane.checkpoints)
                 record = lane.checkpoints[checkpoint_id]
                 config = _config(thread_id, checkpoint_ns, checkpoint_id)
-            decoded = self._store._decode(self.serde, record, checkpoint_id)
+            decoded = self._store._decode(self.serde, record, checkpoint_id, lane)
             return self._make_tuple(config, thread_id, checkpoint_ns, checkpoint_id, lane, decoded)
 
     def list(
@@ -1118,7 +1370,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 record = lane.checkpoints.get(checkpoint_id) if lane else None
                 if record is None:
                     continue  # deleted since the listing started
-                decoded = self._store._decode(self.serde, record, checkpoint_id)
+                decoded = self._store._decode(self.serde, record, checkpoint_id, lane)
                 metadata = decoded[1]
                 if filter and not all(metadata.get(k) == v for k, v in filter.items()):
                     continue
@@ -1221,6 +1473,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             target = self._threads[target_thread_id]
             for ns, lane in self._threads[source_thread_id].items():
                 copy = target.setdefault(ns, _Lane())
+                if copy.checkpoints.keys() & lane.checkpoints.keys():  # replaced: their children must not follow
+                    self._store._detach(self.serde, copy, lane.checkpoints.keys())
                 copy.checkpoints.update(lane.checkpoints)
                 copy.writes.update(lane.writes)
                 copy.blobs.update(lane.blobs)
@@ -1250,9 +1504,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                         del lanes[ns]  # only writes and values, of no kept checkpoint
                         continue
                     latest = max(lane.checkpoints)
-                    lane.checkpoints = {latest: lane.checkpoints[latest]}
+                    lane.checkpoints = {latest: self._store._full_record(self.serde, lane, lane.checkpoints[latest])}
                     lane.writes = {latest: lane.writes[latest]} if latest in lane.writes else {}
-                    keep = {key for _, key in self._store._decode(self.serde, lane.checkpoints[latest], latest)[3]}
+                    keep = {key for _, key in self._store._decode(self.serde, lane.checkpoints[latest], latest, lane)[3]}
                     lane.blobs = {key: value for key, value in lane.blobs.items() if key in keep}
                 if not lanes:
                     del self._threads[thread_id]
@@ -1278,7 +1532,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
                 for checkpoint_id, record in lane.checkpoints.items():
-                    checkpoint, metadata, parent, _, _ = self._store._decode(self.serde, record, checkpoint_id)
+                    checkpoint, metadata, parent, _, _ = self._store._decode(self.serde, record, checkpoint_id, lane)
                     saved = (dumps(checkpoint), dumps(metadata), parent)
                     out.setdefault(t, {}).setdefault(ns, {})[checkpoint_id] = saved
         return out
@@ -1300,7 +1554,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
                 for checkpoint_id, record in lane.checkpoints.items():
-                    names, codes = _lists(self._store._decode(self.serde, record, checkpoint_id)[4], 2, "a checkpoint")
+                    names, codes = _lists(self._store._decode(self.serde, record, checkpoint_id, lane)[4], 2, "a checkpoint")
                     for name, code in zip(names, codes):
                         out[(t, ns, self._store._unname(name), _hashable(self._store._text(code)))] = ("empty", b"")
                 for key, stored in lane.blobs.items():
