@@ -11,6 +11,7 @@ without deltas gives, LangGraph's InMemorySaver being the reference.
 from __future__ import annotations
 
 import operator
+import os
 from typing import Annotated, TypedDict
 
 import pytest
@@ -187,3 +188,62 @@ def test_memory_records_are_deltas():
     deltas = sizes[2:]
     full = [s for s in deltas if s > 2 * min(deltas)]
     assert len(full) <= len(deltas) // memory._DELTA_DEPTH_MAX + 1, sizes
+
+
+def test_format_2_environment_is_read_and_extended(tmp_path):
+    """An environment written by the previous format (lgembed at 367766f: full records
+    only, format marker 2; tests/fixtures/lmdb_format2, made by that code) reads as it
+    was; it is then recorded as format 3 and takes delta records."""
+    import json
+    import shutil
+
+    import lmdb
+
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "lmdb_format2")
+    path = tmp_path / "env"
+    shutil.copytree(fixture, path)
+    expected = json.loads((path / "expected.json").read_text())
+
+    class Old(TypedDict):
+        n: int
+        log: Annotated[list, operator.add]
+
+    g = StateGraph(Old)
+    prev = START
+    for i in range(3):
+        g.add_node(f"n{i}", _node(i))
+        g.add_edge(prev, f"n{i}")
+        prev = f"n{i}"
+    g.add_edge(prev, END)
+    cfg = {"configurable": {"thread_id": "old"}}
+    with LmdbSaver(str(path)) as saver:
+        app = g.compile(checkpointer=saver)
+        got = [
+            {"id": s.config["configurable"]["checkpoint_id"], "values": s.values, "next": list(s.next), "step": s.metadata["step"]}
+            for s in app.get_state_history(cfg)
+        ]
+        assert got == expected
+        out = app.invoke({"n": 0, "log": []}, cfg)
+        assert out == {"n": 3, "log": ["n0", "n1", "n2", "n0", "n1", "n2"]}
+    env = lmdb.open(str(path), max_dbs=8, readonly=True)
+    with env.begin() as txn:
+        assert txn.get(b"checkpoint", db=env.open_db(b"lgembed.format", txn=txn, create=False)) == b"3"
+    env.close()
+    with LmdbSaver(str(path)) as saver:
+        history = list(g.compile(checkpointer=saver).get_state_history(cfg))
+        assert len(history) == 2 * len(expected)
+        assert [s.values for s in history[len(expected) :]] == [e["values"] for e in expected]
+
+
+def test_lmdb_records_are_deltas(tmp_path):
+    """Format 3: after a full record, a checkpoint record carries only what changed."""
+    import msgpack
+
+    with LmdbSaver(str(tmp_path / "env")) as saver:
+        _graph(saver, 40).invoke({"n": 0, "log": []}, {"configurable": {"thread_id": "t"}})
+        with saver._shared.read() as txn:
+            records = [msgpack.unpackb(raw, raw=False) for _, raw in txn.cursor(db=saver._records)]
+    checkpoints = [r for r in records if type(r) is list and len(r) in (5, 7) and type(r[3]) is str]
+    deltas = [r for r in checkpoints if len(r) == 7]
+    assert len(checkpoints) == 42
+    assert len(deltas) >= 42 - 2 - 42 // 16 - 1

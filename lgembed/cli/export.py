@@ -28,7 +28,9 @@ __all__ = ("EXPORT_FORMAT", "export_thread", "import_thread", "read_export")
 
 EXPORT_FORMAT = 1
 """Version of the export file layout (`lgembed_export` in its header line)."""
-_STORAGE_FORMAT = 2
+_STORAGE_FORMAT = 3
+_READABLE_STORAGE = (2, 3)
+# format 2 records (full checkpoint records only) are valid format 3 records
 # the LmdbSaver record format an export's raw records are in (lgembed.checkpoint.lmdb.FORMAT_VERSION)
 _KINDS = (b"b", b"c", b"w")
 # record kinds after enc(thread) enc(ns): blob, checkpoint, write
@@ -94,10 +96,10 @@ def read_export(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[by
                     raise CliError(
                         f"import: {name} is not an lgembed thread export (no header line). Fix: pass the output of `threads export`"
                     )
-                if row.get("lgembed_export") != EXPORT_FORMAT or row.get("storage_format") != _STORAGE_FORMAT:
+                if row.get("lgembed_export") != EXPORT_FORMAT or row.get("storage_format") not in _READABLE_STORAGE:
                     msg = (
                         f"import: {name} is export format {row.get('lgembed_export')!r} / storage format "
-                        f"{row.get('storage_format')!r}; this lgembed reads {EXPORT_FORMAT} / {_STORAGE_FORMAT}"
+                        f"{row.get('storage_format')!r}; this lgembed reads {EXPORT_FORMAT} / {_STORAGE_FORMAT} (and storage format 2)"
                     )
                     raise CliError(msg)
                 header = row
