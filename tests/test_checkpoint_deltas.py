@@ -16,7 +16,7 @@ from typing import Annotated, TypedDict
 
 import pytest
 
-from lgembed.checkpoint import memory
+from lgembed.checkpoint import _memory_store
 from lgembed.checkpoint.lmdb import LmdbSaver
 from lgembed.checkpoint.memory import InMemorySaver
 from lgembed.graph import END, START, StateGraph
@@ -187,7 +187,7 @@ def test_memory_records_are_deltas():
     sizes = [len(lane.checkpoints[k]) for k in sorted(lane.checkpoints)]
     deltas = sizes[2:]
     full = [s for s in deltas if s > 2 * min(deltas)]
-    assert len(full) <= len(deltas) // memory._DELTA_DEPTH_MAX + 1, sizes
+    assert len(full) <= len(deltas) // _memory_store._DELTA_DEPTH_MAX + 1, sizes
 
 
 def test_format_2_environment_is_read_and_extended(tmp_path):

@@ -1,4 +1,4 @@
-# Augmenting declarations for lgembed/checkpoint/memory.py in its compiled build
+# Augmenting declarations for lgembed/checkpoint/_memory_store.py in its compiled build
 # (lgembed/_engine.py, DESIGN.md §3): `_Store`, an InMemorySaver's tables and the code
 # that encodes and stores checkpoints, is a final extension type, so its fields are C
 # struct reads and its methods call each other as C functions (Python callers see
@@ -6,27 +6,26 @@
 
 cimport cython
 
+from lgembed.checkpoint._memory_codec cimport (
+    _all_str,
+    _array_header,
+    _config,
+    _fast,
+    _id_code,
+    _id_text,
+    _kept_as_is,
+    _keys_ok,
+    _pack_part,
+    _plain_pack,
+    _ts_code,
+    _ts_text,
+)
 from lgembed.checkpoint.base cimport get_checkpoint_metadata
 from lgembed.checkpoint.serde cimport thread_pack
 
 cdef double _FRACTION_SCALE
 cdef long long _COUNTER_MAX
 # C constants of next_version (the shifts stay Python ints: `1 << 53` overflows a C int)
-
-# helpers the store calls on every put: C calls
-cpdef dict _config(thread_id, checkpoint_ns, checkpoint_id)
-cpdef bytes _plain_pack(obj)
-cpdef bint _kept_as_is(value)
-cpdef bint _fast(serde)
-cpdef bytes _pack_part(serde, pack, value)
-cpdef bytes _array_header(Py_ssize_t count)
-@cython.locals(i=Py_ssize_t)
-cpdef bint _keys_ok(list keys, Py_ssize_t start)
-cpdef bint _all_str(list items)
-cpdef _id_code(checkpoint_id)
-cpdef _id_text(stored)
-cpdef _ts_code(ts)
-cpdef _ts_text(stored)
 
 cdef class _Lane:
     cdef public dict checkpoints, writes, blobs
