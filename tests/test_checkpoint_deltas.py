@@ -247,3 +247,32 @@ def test_lmdb_records_are_deltas(tmp_path):
     deltas = [r for r in checkpoints if len(r) == 7]
     assert len(checkpoints) == 42
     assert len(deltas) >= 42 - 2 - 42 // 16 - 1
+
+
+def test_compacted_timestamps_and_ids_come_back_exactly():
+    """InMemorySaver stores now_iso timestamps and canonical UUID ids compactly; every
+    string comes back exactly, and anything else is stored as itself."""
+    import datetime
+    import random
+    import uuid
+
+    from lgembed.checkpoint._id import now_iso
+    from lgembed.checkpoint._memory_codec import _id_code, _id_text, _ts_code, _ts_text
+
+    rng = random.Random(15)
+    for _ in range(2000):
+        d = datetime.datetime(
+            2000 + rng.randrange(100), rng.randrange(1, 13), rng.randrange(1, 29), rng.randrange(24),
+            rng.randrange(60), rng.randrange(60), rng.randrange(1_000_000), tzinfo=datetime.timezone.utc,
+        )
+        ts = d.isoformat()
+        assert _ts_text(_ts_code(ts)) == ts
+        if d.microsecond:
+            assert type(_ts_code(ts)) is int
+    odd = ["2026-12-03T12:45:26+00:00", "1999-12-03T12:45:26.123456+00:00", "2026-12-03T12:45:26.12345a+00:00",
+           "2026-12-03 12:45:26.123456+00:00", "2026-12-03T12:45:26.123456+01:00", now_iso()]
+    for ts in odd:
+        assert _ts_text(_ts_code(ts)) == ts
+    for value in [str(uuid.uuid4()), str(uuid.uuid4()).upper(), "x" * 36, "1f1ef176-a0c2-6181-8001-a1b4cc5e302g", "", None, 7, b"\x00" * 16]:
+        assert _id_text(_id_code(value)) == value
+    assert type(_id_code(str(uuid.uuid4()))) is bytes

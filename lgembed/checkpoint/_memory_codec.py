@@ -40,6 +40,8 @@ _FIXARRAYS = tuple(bytes((0x90 | n,)) for n in range(16))
 # msgpack's one-byte headers of arrays of 0..15 items
 _CHECKPOINT_KEYS = ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
 # the keys, in order, of the checkpoints the engine makes: their record holds only the values
+_TS_SECOND: tuple = ("", 0)
+# (a timestamp's "YYYY-MM-DDTHH:MM:SS", its digits after "20" as an int times 10**6) of the last _ts_code
 _METADATA_KEYS = ("source", "step", "parents")
 # the keys, in order, of the engine's metadata of a root graph: its record holds `[source, step]`
 _MISSING = object()
@@ -256,23 +258,34 @@ def _id_text(stored: Any) -> Any:
 
 def _ts_code(ts: Any) -> Any:
     """A checkpoint timestamp as stored: `20YY-MM-DDTHH:MM:SS.ffffff+00:00` (what
-    `now_iso` makes) as the int of its 18 digits after "20", anything else as itself."""
-    if (
-        type(ts) is str
-        and len(ts) == 32
-        and ts[:2] == "20"
-        and ts[4] == "-"
-        and ts[7] == "-"
-        and ts[10] == "T"
-        and ts[13] == ":"
-        and ts[16] == ":"
-        and ts[19] == "."
-        and ts[26:] == "+00:00"
-    ):
-        digits = ts[2:4] + ts[5:7] + ts[8:10] + ts[11:13] + ts[14:16] + ts[17:19] + ts[20:26]
-        if digits.isascii() and digits.isdigit():
-            return int(digits)
-    return ts
+    `now_iso` makes) as the int of its 18 digits after "20", anything else as itself.
+
+    Strategy: the date and time part is the same for every checkpoint of one second,
+    so its int is remembered with it (`_TS_SECOND`) and only the microseconds are read.
+    """
+    if type(ts) is not str or len(ts) != 32 or ts[19] != "." or ts[26:] != "+00:00":
+        return ts
+    micros = ts[20:26]
+    if not (micros.isascii() and micros.isdigit()):
+        return ts
+    second = ts[:19]
+    cached = _TS_SECOND
+    if cached[0] != second:
+        if not (
+            second[:2] == "20"
+            and second[4] == "-"
+            and second[7] == "-"
+            and second[10] == "T"
+            and second[13] == ":"
+            and second[16] == ":"
+        ):
+            return ts
+        digits = second[2:4] + second[5:7] + second[8:10] + second[11:13] + second[14:16] + second[17:19]
+        if not (digits.isascii() and digits.isdigit()):
+            return ts
+        cached = (second, int(digits) * 1_000_000)
+        globals()["_TS_SECOND"] = cached
+    return cached[1] + int(micros)
 
 
 def _ts_text(stored: Any) -> Any:
