@@ -404,16 +404,22 @@ def test_crafted_records_fail_with_deserialization_error_only():
         parent = saver.put(parent, checkpoint, md(step), versions)
         saver.put_writes(parent, [("a", datetime.date(2020, 1, step + 1)), ("__error__", "boom")], f"task{step}", "p")
     lane, checkpoint_id = _record(saver, parent)
-    good, good_writes = lane.checkpoints[checkpoint_id], lane.writes[checkpoint_id]
+    joined = lane.checkpoints[checkpoint_id]  # the record with its writes (`_memory_store._join`)
+    good, good_writes = _memory_store._record_of(joined), _memory_store._writes_of(joined)
+    assert type(good_writes) is bytes
     rng = random.Random(5)
     outcomes = set()
     for _ in range(1500):
-        for target in ("record", "writes"):
-            data = bytearray(good if target == "record" else good_writes)
+        for target in ("record", "writes", "joined"):
+            data = bytearray({"record": good, "writes": good_writes, "joined": joined}[target])
             for _ in range(rng.randint(1, 3)):
                 data[rng.randrange(len(data))] = rng.randrange(256)
-            lane.checkpoints[checkpoint_id] = bytes(data) if target == "record" else good
-            lane.writes[checkpoint_id] = bytes(data) if target == "writes" else good_writes
+            if target == "joined":
+                lane.checkpoints[checkpoint_id] = bytes(data)
+            else:
+                record = bytes(data) if target == "record" else good
+                writes = bytes(data) if target == "writes" else good_writes
+                lane.checkpoints[checkpoint_id] = _memory_store._join(record, writes)
             try:
                 saver.get_tuple(parent)
                 outcomes.add("ok")

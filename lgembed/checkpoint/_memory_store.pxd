@@ -27,6 +27,12 @@ cdef double _FRACTION_SCALE
 cdef long long _COUNTER_MAX
 # C constants of next_version (the shifts stay Python ints: `1 << 53` overflows a C int)
 
+cpdef bytes _join(bytes record, entry)
+@cython.locals(at=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t)
+cpdef list _parts(bytes value)
+cpdef bytes _record_of(bytes value)
+cpdef _writes_of(bytes value)
+
 cdef class _Lane:
     cdef public dict checkpoints, writes, blobs
 
@@ -71,5 +77,6 @@ cdef class _Store:
     cpdef put_writes(self, serde, config, writes, task_id, task_path)
     cpdef _put_writes_locked(self, serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, list idxs, list channels, list values)
     cpdef _set_writes(self, lane, thread_id, checkpoint_ns, checkpoint_id, records)
+    cpdef _writes_entry(self, _Lane lane, checkpoint_id)
     @cython.locals(scaled=cython.double, whole=cython.ulonglong)
     cpdef str next_version(self, current)

@@ -83,6 +83,56 @@ _PUT_MEMO_MAX = 64
 # lanes whose last put a store remembers (what the next put's delta is computed against)
 
 
+_JOINED = 0xC1
+# first byte of a checkpoint record joined with its writes: msgpack's one unused byte
+
+
+def _join(record: bytes, entry: Any) -> bytes:
+    """A checkpoint record with its write records (`entry`: one, a tuple, or None) in one
+    `bytes`: `c1`, then each part as a 4-byte big-endian length and its bytes.
+
+    Why: a dict entry and a `bytes` header per checkpoint cost more than the 5 bytes
+    per part (most checkpoints of a run have writes).
+    """
+    if entry is None:
+        return record
+    parts = [record] if type(entry) is bytes else [record, *entry[:-1]]
+    last = entry if type(entry) is bytes else entry[-1]
+    out = [b"\xc1"]
+    for part in parts:
+        out.append(len(part).to_bytes(4, "big"))
+        out.append(part)
+    out.append(len(last).to_bytes(4, "big"))
+    out.append(last)
+    return b"".join(out)
+
+
+def _parts(value: bytes) -> list:
+    at = 1
+    parts = []
+    end = len(value)
+    while at < end:
+        size = int.from_bytes(value[at : at + 4], "big")
+        parts.append(value[at + 4 : at + 4 + size])
+        at += 4 + size
+    return parts
+
+
+def _record_of(value: bytes) -> bytes:
+    """The checkpoint record of a stored value (see `_join`)."""
+    if value[0] != _JOINED:
+        return value
+    return value[5 : 5 + int.from_bytes(value[1:5], "big")]
+
+
+def _writes_of(value: bytes) -> Any:
+    """The write records joined to a checkpoint record: one, a tuple, or None."""
+    if value[0] != _JOINED:
+        return None
+    parts = _parts(value)
+    return parts[1] if len(parts) == 2 else tuple(parts[1:])
+
+
 class _Lane:
     """What one `(thread_id, checkpoint_ns)` holds (see the module docstring)."""
 
@@ -90,9 +140,9 @@ class _Lane:
 
     def __init__(self) -> None:
         self.checkpoints: dict[str, bytes] = {}
-        # checkpoint_id -> record
+        # checkpoint_id -> record, joined with its pending writes when it has some (`_join`)
         self.writes: dict[str, bytes | tuple[bytes, ...]] = {}
-        # checkpoint_id -> one write record, or a tuple of them
+        # checkpoint_id of no stored checkpoint -> one write record, or a tuple of them
         self.blobs: dict[Any, Any] = {}
         # blob key -> stored value
 
@@ -451,7 +501,7 @@ class _Store:
             DeserializationError: for a corrupt record, or a value the serde refuses.
         """
         try:
-            return self._decode_record(serde, record, checkpoint_id, lane)
+            return self._decode_record(serde, _record_of(record), checkpoint_id, lane)
         except DeserializationError:
             raise
         except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
@@ -507,6 +557,8 @@ class _Store:
         for _ in range(_DELTA_DEPTH_MAX + 1):
             parent = _id_text(current[3])
             record = lane.checkpoints.get(parent) if lane is not None and type(parent) is str else None
+            if record is not None:
+                record = _record_of(record)
             if record is None or record[:1] == b"\x97":
                 raise _corrupt("a checkpoint's parent", parent)
             current = self._unpack(serde, record, "a checkpoint")
@@ -528,13 +580,14 @@ class _Store:
         return [list(by_name), list(by_name.values())], list(by_node.values())
 
     def _is_delta(self, serde: SerializerProtocol, record: bytes) -> bool:
+        record = _record_of(record)
         if record[:1] != b"\x96" or not _fast(serde):
             return False
         versions = self._unpack(serde, record, "a checkpoint")[1]
         return type(versions) is list and len(versions) == 3
 
     def _parent_of(self, serde: SerializerProtocol, record: bytes) -> Any:
-        return _id_text(self._unpack(serde, record, "a checkpoint")[3])
+        return _id_text(self._unpack(serde, _record_of(record), "a checkpoint")[3])
 
     def _full_record(self, serde: SerializerProtocol, lane: _Lane, record: bytes) -> bytes:
         """`record` (of `lane`) as a full record: its delta applied, so it no longer
@@ -545,13 +598,16 @@ class _Store:
         """
         if not self._is_delta(serde, record):
             return record
+        writes = _writes_of(record)
+        record = _record_of(record)
         parts = self._unpack(serde, record, "a checkpoint")
         try:
             versions, rows = self._resolve(serde, lane, parts)
         except (TypeError, ValueError, LookupError, AttributeError) as e:
             raise _corrupt("a checkpoint", record) from e
         packed = _pack_part(serde, None, [parts[0], versions, parts[2], parts[3], parts[4], None])
-        return packed[:-1] + _array_header(len(rows)) + b"".join([_pack_part(serde, None, row) for row in rows])
+        full = packed[:-1] + _array_header(len(rows)) + b"".join([_pack_part(serde, None, row) for row in rows])
+        return _join(full, writes)
 
     def _chain_meets(self, serde: SerializerProtocol, lane: _Lane, record: bytes, ids: Any) -> bool:
         """Whether a record's chain of delta parents reaches one of `ids`."""
@@ -722,13 +778,18 @@ class _Store:
                     stored.pop(key, None)
                 else:
                     stored[key] = value
-            if checkpoint_id in lane.checkpoints:  # replaced: its delta children must not follow
+            old = lane.checkpoints.get(checkpoint_id)
+            if old is not None:  # replaced: its delta children must not follow; its writes stay
                 self._detach(serde, lane, (checkpoint_id,))
+                record = _join(record, _writes_of(old))
+            elif lane.writes:
+                record = _join(record, lane.writes.pop(checkpoint_id, None))
             lane.checkpoints[checkpoint_id] = record
             memo = self.put_memo
             if entry is None:
                 memo.pop(lane_key, None)
             else:
+                entry[1] = record
                 if len(memo) >= _PUT_MEMO_MAX:
                     memo.clear()
                 memo[lane_key] = entry
@@ -795,7 +856,7 @@ class _Store:
         """`put_writes` past its argument checks (call with the lock held)."""
         lanes = self.threads.get(thread_id)
         lane = lanes.get(checkpoint_ns) if lanes else None
-        entry = lane.writes.get(checkpoint_id) if lane else None
+        entry = self._writes_entry(lane, checkpoint_id) if lane else None
         records = () if entry is None else (entry,) if type(entry) is bytes else entry
         mine: list = []
         if records:
@@ -803,10 +864,7 @@ class _Store:
             mine = [r for r in records if r.startswith(head, 1)]  # a record is a fixarray: 1 header byte
         if not mine and (min(idxs) >= 0 or len(set(idxs)) == len(idxs)):  # the usual case
             packed = self._pack_writes(serde, task_id, task_path, idxs, channels, values)
-            if lane is not None and not records:
-                lane.writes[checkpoint_id] = packed
-            else:
-                self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*records, packed))
+            self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*records, packed))
             return
         # Strategy: the rare path (a task writing again, or repeating a special
         # channel) applies LangGraph's `(task_id, idx) -> write` dict rules to the
@@ -837,7 +895,22 @@ class _Store:
     ) -> None:
         if lane is None:
             lane = self.threads.setdefault(thread_id, {}).setdefault(checkpoint_ns, _Lane())
-        lane.writes[checkpoint_id] = records[0] if len(records) == 1 else records
+        entry = records[0] if len(records) == 1 else records
+        old = lane.checkpoints.get(checkpoint_id)
+        if old is None:
+            lane.writes[checkpoint_id] = entry
+            return
+        value = lane.checkpoints[checkpoint_id] = _join(_record_of(old), entry)
+        base = self.put_memo.get((thread_id, checkpoint_ns))
+        if base is not None and base[1] is old:
+            base[1] = value  # the next put's delta base is still this record
+
+    def _writes_entry(self, lane: _Lane, checkpoint_id: str) -> Any:
+        """The write records of a checkpoint id: one, a tuple, or None."""
+        value = lane.checkpoints.get(checkpoint_id)
+        if value is None:
+            return lane.writes.get(checkpoint_id) if lane.writes else None
+        return _writes_of(value)
 
     def next_version(self, current: str | int | None) -> str:
         """`InMemorySaver.get_next_version`; remembers the new version's code."""

@@ -65,7 +65,9 @@ version string) retains about 33 kB per thread of a 10-node chain run once
   (`_kept_as_is`). "Empty" values are not in it (loading skips them): they are in
   the record that put them;
 - pending writes: per checkpoint id, one record per `put_writes` call (a tuple of
-  them when several tasks wrote): the serde's msgpack of `[task_id (16 bytes when a
+  them when several tasks wrote), joined to the checkpoint's record in one `bytes`
+  (`_memory_store._join`: `c1`, msgpack's unused byte, then each part with a 4-byte
+  length; the lane's `writes` dict holds only writes of ids without a checkpoint): the serde's msgpack of `[task_id (16 bytes when a
   canonical UUID), task_path,
   idxs, channels, values]`, or plain msgpack of `[..., [tag, bytes] pairs, 0]` (for
   another serializer, or a value it stores only at top level, like bytearray).
@@ -97,7 +99,7 @@ from lgembed.checkpoint._memory_codec import (
     _typed,
     _version_of_key,
 )
-from lgembed.checkpoint._memory_store import _Lane, _Store
+from lgembed.checkpoint._memory_store import _JOINED, _Lane, _Store, _join, _record_of, _writes_of
 from lgembed.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -205,7 +207,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         return values
 
     def _load_writes(self, lane: _Lane, checkpoint_id: str) -> list[tuple[str, str, Any]]:
-        entry = lane.writes.get(checkpoint_id)
+        entry = self._store._writes_entry(lane, checkpoint_id)
         if entry is None:
             return []
         rows = self._store._write_rows(self.serde, entry)
@@ -417,8 +419,17 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 copy = target.setdefault(ns, _Lane())
                 if copy.checkpoints.keys() & lane.checkpoints.keys():  # replaced: their children must not follow
                     self._store._detach(self.serde, copy, lane.checkpoints.keys())
-                copy.checkpoints.update(lane.checkpoints)
-                copy.writes.update(lane.writes)
+                for checkpoint_id, value in lane.checkpoints.items():
+                    if value[0] != _JOINED:  # no writes of its own: the target's stay
+                        value = _join(value, self._store._writes_entry(copy, checkpoint_id))
+                        copy.writes.pop(checkpoint_id, None)
+                    copy.checkpoints[checkpoint_id] = value
+                for checkpoint_id, entry in lane.writes.items():  # writes of no stored checkpoint
+                    old = copy.checkpoints.get(checkpoint_id)
+                    if old is None:
+                        copy.writes[checkpoint_id] = entry
+                    else:
+                        copy.checkpoints[checkpoint_id] = _join(_record_of(old), entry)
                 copy.blobs.update(lane.blobs)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -447,7 +458,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                         continue
                     latest = max(lane.checkpoints)
                     lane.checkpoints = {latest: self._store._full_record(self.serde, lane, lane.checkpoints[latest])}
-                    lane.writes = {latest: lane.writes[latest]} if latest in lane.writes else {}
+                    lane.writes = {}  # (the latest's writes are joined to its record)
                     keep = {key for _, key in self._store._decode(self.serde, lane.checkpoints[latest], latest, lane)[3]}
                     lane.blobs = {key: value for key, value in lane.blobs.items() if key in keep}
                 if not lanes:
@@ -484,7 +495,11 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         dumps = self.serde.dumps_typed
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
-                for checkpoint_id, entry in lane.writes.items():
+                entries = [(checkpoint_id, self._store._writes_entry(lane, checkpoint_id)) for checkpoint_id in lane.writes]
+                entries += [(checkpoint_id, _writes_of(value)) for checkpoint_id, value in lane.checkpoints.items()]
+                for checkpoint_id, entry in entries:
+                    if entry is None:
+                        continue
                     out[(t, ns, checkpoint_id)] = {
                         (task_id, idx): (task_id, channel, dumps(e[1]) if e[0] else e[1], path)
                         for path, task_id, idx, channel, e in self._store._write_rows(self.serde, entry)
