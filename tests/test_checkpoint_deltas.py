@@ -276,3 +276,23 @@ def test_compacted_timestamps_and_ids_come_back_exactly():
     for value in [str(uuid.uuid4()), str(uuid.uuid4()).upper(), "x" * 36, "1f1ef176-a0c2-6181-8001-a1b4cc5e302g", "", None, 7, b"\x00" * 16]:
         assert _id_text(_id_code(value)) == value
     assert type(_id_code(str(uuid.uuid4()))) is bytes
+
+
+@pytest.mark.parametrize("keep", [1, 2, 5])
+def test_lmdb_keep_last_never_drops_a_record_a_kept_delta_needs(tmp_path, keep):
+    """Retention removes the parents of the oldest kept checkpoints: those become full
+    records in the same transaction, so every kept checkpoint still loads whole."""
+    with LmdbSaver(str(tmp_path / "env"), keep_last=keep) as saver:
+        app = _graph(saver, 30)
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"n": 0, "log": []}, cfg)
+        kept = list(saver.list(cfg))
+        assert len(kept) == keep
+        for i, t in enumerate(kept):
+            assert t.checkpoint["channel_values"]["n"] == 30 - i
+            assert len(t.checkpoint["versions_seen"]) == 2 + 30 - i
+        assert app.get_state(cfg).values["log"] == [f"n{j}" for j in range(30)]
+    from lgembed.cli.verify import check_env
+
+    report = check_env(str(tmp_path / "env"))
+    assert report["ok"] and not report["problems"] and report["checkpoints"] == keep, report
