@@ -7,7 +7,7 @@ line with the counts; an import writes the records back in one transaction (into
 environment too) and refuses a truncated file or an existing thread unless `--replace`.
 
 File layout (one JSON object per line): `{"lgembed_export": EXPORT_FORMAT,
-"storage_format": 2, "thread_id", "exported_at", "lgembed"}`, then
+"storage_format": 3, "thread_id", "exported_at", "lgembed"}`, then
 `{"type": "checkpoint", ...}` lines (as `threads show` prints them), then
 `{"type": "record", "key", "value"}` lines (the key after `enc(thread)`), then
 `{"type": "end", "checkpoints", "records"}`.
@@ -29,9 +29,9 @@ __all__ = ("EXPORT_FORMAT", "export_thread", "import_thread", "read_export")
 EXPORT_FORMAT = 1
 """Version of the export file layout (`lgembed_export` in its header line)."""
 _STORAGE_FORMAT = 3
-_READABLE_STORAGE = (2, 3)
-# format 2 records (full checkpoint records only) are valid format 3 records
 # the LmdbSaver record format an export's raw records are in (lgembed.checkpoint.lmdb.FORMAT_VERSION)
+_READABLE_STORAGE = (2, 3)
+# storage formats import takes: format 2 records (full checkpoint records only) are valid format 3 records
 _KINDS = (b"b", b"c", b"w")
 # record kinds after enc(thread) enc(ns): blob, checkpoint, write
 
