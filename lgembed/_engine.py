@@ -61,6 +61,8 @@ ENGINE = (
     "lgembed.checkpoint._id",
     "lgembed.checkpoint.base",
     "lgembed.checkpoint.serde",
+    "lgembed.checkpoint._memory_codec",
+    "lgembed.checkpoint._memory_store",
     "lgembed.checkpoint.memory",
     "lgembed.checkpoint.lmdb",
     "lgembed.checkpoint._lmdb_env",

@@ -444,7 +444,7 @@ def test_doctor_report(work: Path) -> None:
     assert report["systemd"]["under_systemd"] is True
     assert report["systemd"]["JOURNAL_STREAM"] == "8:1234"
     info = report["db"]
-    assert info["lgembed"] is True and info["formats"] == {"checkpoint": "2"}
+    assert info["lgembed"] is True and info["formats"] == {"checkpoint": "3"}
     assert 0 < info["used_bytes"] <= info["map_size"]
     assert info["readers"] == 0 and info["stale_readers"] == 0
     text = lg("doctor", "--text", "--db", db, cwd=work)

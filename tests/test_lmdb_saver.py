@@ -290,7 +290,7 @@ def test_unknown_format_version_is_refused(tmp_path):
         txn.put(b"checkpoint", b"99", db=env.open_db(b"lgembed.format", txn=txn))
     env.close()
     real = os.path.realpath(path)
-    msg = f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 99; this lgembed reads format 2 only."
+    msg = f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 99; this lgembed reads format 3 only (and 2, recorded as 3 when opened)."
     with pytest.raises(LmdbCorruptError, match=re.escape(msg)):
         LmdbSaver(path)
     assert real not in ENVIRONMENTS.open_paths()
@@ -315,7 +315,7 @@ def test_format_1_environment_is_refused_with_the_way_out(tmp_path):
     with pytest.raises(LmdbError) as info:
         LmdbSaver(path)
     assert str(info.value) == (
-        f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 1; this lgembed reads format 2 only. "
+        f"LmdbSaver: LMDB environment {real!r} holds checkpoint data in format 1; this lgembed reads format 3 only (and 2, recorded as 3 when opened). "
         "Open it with the lgembed release that wrote it, or give LmdbSaver a new directory (remove this one once "
         "nothing in it is needed: other users of the environment keep their data in the same files)."
     )

@@ -22,7 +22,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from lgembed.checkpoint import memory
+from lgembed.checkpoint import _memory_codec, _memory_store, memory
 from lgembed.checkpoint._id import uuid6
 from lgembed.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -263,11 +263,11 @@ def test_langgraph_versions_are_stored_as_codes_and_others_as_themselves():
     """Memory item: a LangGraph-format version costs a 9-byte int in a record, any other str its full length."""
     saver = InMemorySaver()
     for version in VERSIONS[:9]:
-        code = memory._parse_version(version)
+        code = _memory_codec._parse_version(version)
         assert type(code) in (int, bytes), version
-        assert memory._format_version(code if type(code) is int else int.from_bytes(code, "big")) == version
+        assert _memory_codec._format_version(code if type(code) is int else int.from_bytes(code, "big")) == version
     for version in VERSIONS[9:18]:
-        assert memory._parse_version(version) == version, version
+        assert _memory_codec._parse_version(version) == version, version
 
     def record_size(version: Any) -> int:
         stored = saver.put(cfg(str(version)), ckpt(0, {}, {"a": version}), md(), {})
@@ -279,7 +279,8 @@ def test_langgraph_versions_are_stored_as_codes_and_others_as_themselves():
 
 def test_version_caches_can_be_forgotten(monkeypatch):
     """The caches only save work: with room for two versions, loads are still exact."""
-    monkeypatch.setattr(memory, "_CACHE_MAX", 2)
+    monkeypatch.setattr(_memory_codec, "_CACHE_MAX", 2)
+    monkeypatch.setattr(_memory_store, "_CACHE_MAX", 2)
     saver = InMemorySaver()
     version = None
     configs = []
@@ -403,16 +404,22 @@ def test_crafted_records_fail_with_deserialization_error_only():
         parent = saver.put(parent, checkpoint, md(step), versions)
         saver.put_writes(parent, [("a", datetime.date(2020, 1, step + 1)), ("__error__", "boom")], f"task{step}", "p")
     lane, checkpoint_id = _record(saver, parent)
-    good, good_writes = lane.checkpoints[checkpoint_id], lane.writes[checkpoint_id]
+    joined = lane.checkpoints[checkpoint_id]  # the record with its writes (`_memory_store._join`)
+    good, good_writes = _memory_store._record_of(joined), _memory_store._writes_of(joined)
+    assert type(good_writes) is bytes
     rng = random.Random(5)
     outcomes = set()
     for _ in range(1500):
-        for target in ("record", "writes"):
-            data = bytearray(good if target == "record" else good_writes)
+        for target in ("record", "writes", "joined"):
+            data = bytearray({"record": good, "writes": good_writes, "joined": joined}[target])
             for _ in range(rng.randint(1, 3)):
                 data[rng.randrange(len(data))] = rng.randrange(256)
-            lane.checkpoints[checkpoint_id] = bytes(data) if target == "record" else good
-            lane.writes[checkpoint_id] = bytes(data) if target == "writes" else good_writes
+            if target == "joined":
+                lane.checkpoints[checkpoint_id] = bytes(data)
+            else:
+                record = bytes(data) if target == "record" else good
+                writes = bytes(data) if target == "writes" else good_writes
+                lane.checkpoints[checkpoint_id] = _memory_store._join(record, writes)
             try:
                 saver.get_tuple(parent)
                 outcomes.add("ok")
@@ -603,7 +610,7 @@ def test_thread_order_is_the_order_of_first_checkpoints():
 
 def test_names_past_the_table_are_stored_as_themselves(monkeypatch):
     """Names beyond the table's room (and non-str names) are stored inline and load the same."""
-    monkeypatch.setattr(memory, "_NAMES_MAX", 6)
+    monkeypatch.setattr(_memory_store, "_NAMES_MAX", 6)
     saver, ref = both()
     names = [f"channel-{i}" for i in range(12)] + [7, ("tuple", 1)]
     versions = {name: VERSIONS[i % 5] for i, name in enumerate(names)}
@@ -717,7 +724,7 @@ def test_versions_from_a_patched_random_stay_exact(monkeypatch):
     """L-49: a code is kept only for a fraction that formats back exactly (random.random may be patched)."""
     saver = InMemorySaver()
     for fraction in (0.1, 1 / 3, 0.5, 0.0, 2.0**-60):
-        monkeypatch.setattr(memory.random, "random", lambda f=fraction: f)
+        monkeypatch.setattr(_memory_store.random, "random", lambda f=fraction: f)
         version = saver.get_next_version(3, None)
         assert version == f"{4:032}.{fraction:016}"
         stored = saver.put(cfg(), ckpt(0, {"a": fraction}, {"a": version}, {"n": {"a": version}}), md(), {"a": version})

@@ -392,8 +392,9 @@ class SharedEnv:
                 handle = self._dbs[name]
         return handle
 
-    def check_format(self, kind: str, version: int, owner: str) -> None:
-        """Records format `version` for `kind`, or checks the recorded one.
+    def check_format(self, kind: str, version: int, owner: str, readable: tuple = ()) -> None:
+        """Records format `version` for `kind`, or checks the recorded one; a recorded
+        format in `readable` (older ones this lgembed reads) is recorded as `version`.
 
         Raises:
             LmdbCorruptError: when the environment holds another format of `kind`; the
@@ -413,10 +414,18 @@ class SharedEnv:
             found = txn.get(key, db=fmt)
         if found is None:
             found = self.write(record, owner=owner, action="recording the format version")
+        if found is not None and found != want and found in [str(v).encode() for v in readable]:
+
+            def upgrade(txn: Any) -> None:
+                txn.put(key, want, db=fmt)
+
+            self.write(upgrade, owner=owner, action="recording the format version")
+            found = want
         if found is not None and found != want:
             msg = (
                 f"{owner}: LMDB environment {self.path!r} holds {kind} data in format "
-                f"{found.decode(errors='replace')}; this lgembed reads format {version} only. "
+                f"{found.decode(errors='replace')}; this lgembed reads format {version} only"
+                f"{''.join(f' (and {v}, recorded as {version} when opened)' for v in readable if v != version)}. "
                 f"Open it with the lgembed release that wrote it, or give {owner} a new "
                 "directory (remove this one once nothing in it is needed: other users of "
                 "the environment keep their data in the same files)."
@@ -738,7 +747,16 @@ class EnvUser:
     _closed: bool
 
     def _attach(
-        self, path: Any, *, env: Any, fsync: Any, map_size: int, kind: str, version: int, names: tuple
+        self,
+        path: Any,
+        *,
+        env: Any,
+        fsync: Any,
+        map_size: int,
+        kind: str,
+        version: int,
+        names: tuple,
+        readable: tuple = (),
     ) -> list:
         """Acquires the environment, checks the data format of `kind`, opens the named
         databases; returns their handles. Releases the environment again on failure."""
@@ -746,7 +764,7 @@ class EnvUser:
         self._closed = False
         self._shared = ENVIRONMENTS.acquire(path, env=env, owner=owner, fsync=fsync, map_size=map_size)
         try:
-            self._shared.check_format(kind, version, owner)
+            self._shared.check_format(kind, version, owner, readable)
             return [self._shared.db(name, owner) for name in names]
         except BaseException:
             ENVIRONMENTS.release(self._shared)

@@ -7,7 +7,7 @@ across threads and processes. The observable behaviour of every saver method is
 InMemorySaver's (`lgembed.checkpoint.memory`, the reference); only where things are
 kept differs.
 
-Layout (format 2): one environment (a directory: `data.mdb`, `lock.mdb`) holds one
+Layout (format 3): one environment (a directory: `data.mdb`, `lock.mdb`) holds one
 named database, `lgembed.records`, for everything of every thread (and
 `lgembed.format`, the format version of each kind of data, shared with LmdbStore).
 Every key starts with the group `enc(thread_id) + enc(checkpoint_ns)` (`enc`: see
@@ -22,8 +22,23 @@ kind  key after the group                          value (msgpack array)
 `b`   channel, version                             [tag, value]
 `c`   checkpoint_id                                [tag, checkpoint without channel_values,
                                                    parent id or None, metadata tag, metadata]
+                                                   or (a delta) the same with channel_versions
+                                                   and versions_seen None in the checkpoint, then
+                                                   [changed channels, their versions] and
+                                                   [[node, channels, versions]] of changed nodes
 `w`   checkpoint_id, task_id, idx (u64)            [channel, tag, value, task_path]
 ====  ===========================================  ===============================================
+
+Deltas (format 3). A checkpoint whose parent is the last one this saver put in its
+(thread, namespace), and which is that parent plus changes (the engine's checkpoints:
+new channels and nodes come last, none goes), is stored as a delta: only the channel
+versions that changed and the versions_seen entries of the nodes that ran. Reading
+applies the deltas to the nearest full record among its parents (at most
+`_DELTA_DEPTH_MAX` records back; the next one is full again). A record a delta needs
+is never removed first: retention, `prune` and `copy_thread` rewrite the deltas that
+would lose their parent as full records in the same transaction, and a checkpoint put
+again under its id makes the group's deltas full first. Format 2 (full records only)
+is read as it is; opening it here records format 3 (older lgembed then refuses it).
 
 Kind bytes are ASCII letters, never `00` (it would pair with a following `01` into a
 component terminator) nor `ff` (`UPPER`: group + `ff` bounds a group, group + kind +
@@ -183,9 +198,11 @@ __all__ = (
     "LmdbSaver",
 )
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # on-disk layout version recorded in the environment (the table in the module docstring);
+# format 2 (full checkpoint records only) is read and recorded as 3 when opened here;
 # format 1 (lgembed 0.1: four databases, versions as 45-char strings) is refused
+READABLE_FORMATS = (2, 3)
 _RECORDS = b"lgembed.records"
 _BLOB = b"b"
 _CHECKPOINT = b"c"
@@ -203,6 +220,85 @@ _U64 = struct.Struct(">Q")
 _U64_MAX = (1 << 64) - 1
 _COUNTER_SHIFT = 32
 # get_next_version: counter << 32 | 32 random bits
+
+
+_DELTA_DEPTH_MAX = 16
+# a checkpoint record is a delta against its parent at most this many records deep
+_PUT_MEMO_MAX = 64
+# (thread, ns) groups whose last put a saver remembers (the base of the next put's delta)
+_MISSING = object()
+
+
+def resolve_checkpoint(get: Any, key: bytes, record: list, loads: Any) -> dict:
+    """The full checkpoint (without channel_values) of a checkpoint record stored under
+    `key`: a format-3 delta record's changes applied to its parents' checkpoints.
+
+    Args:
+        get: `get(key) -> bytes | None`, reading a record of the same environment.
+        key: the record's key (its thread and namespace group is where parents are).
+        record: the unpacked record (`[tag, checkpoint, parent, meta tag, metadata, ...]`).
+        loads: the serde's `loads_typed`.
+
+    Raises:
+        ValueError: when a parent is missing or the chain is too long or not a delta
+            chain (a damaged environment); callers map it to their own error.
+    """
+    chain = [record]
+    group = key[: parts_end(key, 2)] + _CHECKPOINT
+    current = record
+    for _ in range(_DELTA_DEPTH_MAX + 1):
+        if len(current) < 7:
+            break
+        parent = current[2]
+        raw = get(group + enc(parent)) if type(parent) is str else None
+        if raw is None:
+            raise ValueError(f"the parent {parent!r} a delta record needs is missing")
+        current = _msgpack().unpackb(raw, raw=False)
+        if type(current) is not list or len(current) < 5:
+            raise ValueError(f"the parent {parent!r} of a delta record is not a checkpoint record")
+        chain.append(current)
+    else:
+        raise ValueError("a chain of delta records is longer than the saver writes")
+    checkpoint = loads((current[0], current[1]))
+    versions = dict(checkpoint["channel_versions"])
+    seen = dict(checkpoint["versions_seen"])
+    for delta in reversed(chain[:-1]):
+        names, codes = delta[5]
+        versions.update(zip(names, codes))
+        seen.update((row[0], dict(zip(row[1], row[2]))) for row in delta[6])
+    checkpoint = loads((record[0], record[1]))
+    checkpoint["channel_versions"] = versions
+    checkpoint["versions_seen"] = seen
+    return checkpoint
+
+
+def _delta_of(base: tuple, versions: Any, seen: Any) -> tuple | None:
+    """`([names, versions], rows)` of what changed since `base` (a put memo entry), or
+    None when the checkpoint is not its parent plus changes (a key gone or moved, or a
+    value that is not a plain int, float or str)."""
+    if type(versions) is not dict or type(seen) is not dict:
+        return None
+    base_versions, base_seen = base[2], base[3]
+    if list(versions)[: len(base_versions)] != list(base_versions) or list(seen)[: len(base_seen)] != list(base_seen):
+        return None
+    names, codes = [], []
+    for name, version in versions.items():
+        old = base_versions.get(name, _MISSING)
+        if old is _MISSING or old != version or type(old) is not type(version):
+            if type(name) is not str or type(version) not in (int, str, float):
+                return None
+            names.append(name)
+            codes.append(version)
+    rows = []
+    for node, entry in seen.items():
+        if type(entry) is not dict:
+            return None
+        old = base_seen.get(node, _MISSING)
+        if old is _MISSING or old != entry or [type(v) for v in old.values()] != [type(v) for v in entry.values()]:
+            if type(node) is not str or not all(type(k) is str and type(v) in (int, str, float) for k, v in entry.items()):
+                return None
+            rows.append([node, list(entry), list(entry.values())])
+    return [names, codes], rows
 
 
 def _msgpack() -> Any:
@@ -299,6 +395,10 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         self.keep_last = keep_last
         self._puts_since_flush = 0
         self._counter_lock = threading.Lock()
+        self._put_memo: dict[bytes, tuple] = {}
+        # group -> (checkpoint_id, record bytes, channel_versions, versions_seen, depth)
+        # of its last put here: the base of the next put's delta (checked against the
+        # stored record inside the write transaction)
         (self._records,) = self._attach(
             path,
             env=env,
@@ -306,6 +406,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             map_size=map_size,
             kind="checkpoint",
             version=FORMAT_VERSION,
+            readable=READABLE_FORMATS,
             names=(_RECORDS,),
         )
 
@@ -336,6 +437,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         clone._shared = ENVIRONMENTS.retain(self._shared)
         clone._closed = False
         clone._counter_lock = threading.Lock()
+        clone._put_memo = {}
         return clone
 
     # --- records --------------------------------------------------------------------
@@ -363,6 +465,43 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             msg = f"LmdbSaver: a stored checkpoint record in {self.path!r} is not readable (unexpected layout)"
             raise LmdbCorruptError(msg, path=self.path)
         return record
+
+    def _checkpoint_of(self, txn: Any, key: bytes, record: list) -> dict:
+        """The checkpoint (without channel_values) of the record stored under `key`.
+
+        Raises:
+            LmdbCorruptError: when a delta record's parents cannot be read.
+        """
+        if len(record) < 7:
+            return self._typed(record)
+        db = self._records
+        try:
+            return resolve_checkpoint(lambda k: txn.get(k, db=db), key, record, self.serde.loads_typed)
+        except (ValueError, TypeError, LookupError) as e:
+            msg = f"LmdbSaver: a stored checkpoint record in {self.path!r} is not readable ({e})"
+            raise LmdbCorruptError(msg, path=self.path) from e
+
+    def _make_full(self, txn: Any, key: bytes, raw: bytes) -> None:
+        """Rewrites a delta record as a full one (before a record it needs goes)."""
+        record = self._checkpoint_record(raw)
+        if len(record) < 7:
+            return
+        checkpoint = self._checkpoint_of(txn, key, record)
+        txn.put(key, thread_pack()([*self.serde.dumps_typed(checkpoint), *record[2:5]]), db=self._records)
+
+    def _make_group_full(self, txn: Any, group: bytes, skip: Any = ()) -> None:
+        """Rewrites every delta record of a group (but `skip`) as a full one."""
+        prefix = group + _CHECKPOINT
+        cur = txn.cursor(db=self._records)
+        found = []
+        if cur.set_range(prefix):
+            for key, raw in cur:
+                if not key.startswith(prefix):
+                    break
+                if key not in skip and raw[:1] == b"\x97":  # a 7-item array: a delta record
+                    found.append((key, raw))
+        for key, raw in found:
+            self._make_full(txn, key, raw)
 
     def _typed(self, record: list, start: int = 0) -> Any:
         return self.serde.loads_typed((record[start], record[start + 1]))
@@ -404,7 +543,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
     ) -> CheckpointTuple:
         """The tuple of the checkpoint stored under `key` (record already parsed)."""
         at = parts_end(key, 2)
-        checkpoint: dict[str, Any] = self._typed(record)
+        checkpoint: dict[str, Any] = self._checkpoint_of(txn, key, record)
         parent_id = record[2]
         if metadata is None:
             metadata = self._typed(record, 3)
@@ -628,15 +767,23 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             for task_id, writes, task_path in task_writes:
                 write_rows.extend(self._write_rows(writes_prefix, writes, task_id, task_path, pack))
         key = group + _CHECKPOINT + enc(checkpoint["id"])
-        record = pack(
-            [
-                *dumps(rest),
-                configurable.get("checkpoint_id"),
-                *dumps(get_checkpoint_metadata(config, metadata)),
-            ]
-        )
+        parent_id = configurable.get("checkpoint_id")
+        meta = dumps(get_checkpoint_metadata(config, metadata))
+        versions, seen = rest.get("channel_versions"), rest.get("versions_seen")
+        base = self._put_memo.get(group)
+        delta = None
+        if base is not None and parent_id and base[0] == parent_id and parent_id != checkpoint["id"] and base[4] < _DELTA_DEPTH_MAX:
+            delta = _delta_of(base, versions, seen)
+        if delta is not None:  # format 3: the checkpoint without its versions, and what changed
+            slim = dict(rest)
+            slim["channel_versions"] = slim["versions_seen"] = None
+            record = pack([*dumps(slim), parent_id, *meta, delta[0], delta[1]])
+            parent_key = group + _CHECKPOINT + enc(parent_id)
+        else:
+            record = pack([*dumps(rest), parent_id, *meta])
         keep_last = self.keep_last
         db = self._records
+        stored: list = []
 
         def write(txn: Any) -> None:  # `db` is the transaction's default: positional calls
             put = txn.put
@@ -646,7 +793,13 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
                 put(blob_key, blob)
             for blob_key in cleared:
                 txn.delete(blob_key)  # a value stored before under this version goes
-            put(key, record)
+            own = record
+            if delta is not None and txn.get(parent_key) != base[1]:  # the parent is not what we remember
+                own = pack([*dumps(rest), parent_id, *meta])
+            if txn.get(key) is not None:  # put again: delta records must not follow it
+                self._make_group_full(txn, group, (key,))
+            put(key, own)
+            stored[:] = [own]
             if keep_last is not None:
                 self._retain(txn, group, keep_last)
 
@@ -665,6 +818,14 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             durable=durable,
             db=db,
         )
+        memo = self._put_memo
+        if type(versions) is dict and type(seen) is dict and all(type(v) is dict for v in seen.values()):
+            if len(memo) >= _PUT_MEMO_MAX:
+                memo.clear()
+            depth = base[4] + 1 if delta is not None and stored[0] is record else 0
+            memo[group] = (checkpoint["id"], stored[0], dict(versions), {k: dict(v) for k, v in seen.items()}, depth)
+        else:
+            memo.pop(group, None)
         return _config(thread_id, checkpoint_ns, checkpoint["id"])
 
     def put_writes(
@@ -726,8 +887,8 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
 
     # --- retention and maintenance ------------------------------------------------------
 
-    def _versions(self, raw: bytes) -> ChannelVersions:
-        return self._typed(self._checkpoint_record(raw))["channel_versions"]
+    def _versions(self, txn: Any, key: bytes, raw: bytes) -> ChannelVersions:
+        return self._checkpoint_of(txn, key, self._checkpoint_record(raw))["channel_versions"]
 
     def _delete_prefix(self, txn: Any, prefix: bytes) -> None:
         cur = txn.cursor(db=self._records)
@@ -746,18 +907,22 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         prefix = group + _CHECKPOINT
         cur = txn.cursor(db=self._records)
         key = self._last_below(cur, prefix, prefix + UPPER)
-        kept: list[bytes] = []
+        kept: list[tuple[bytes, bytes]] = []
         removed: list[tuple[bytes, bytes]] = []
         while key is not None:
             if len(kept) < keep:
-                kept.append(cur.value())
+                kept.append((key, cur.value()))
             else:
                 removed.append((key, cur.value()))
             key = cur.key() if cur.prev() and cur.key().startswith(prefix) else None
         if not removed:
             return
-        live = {(ch, _enc_version(v)) for raw in kept for ch, v in self._versions(raw).items()}
-        dead = {(ch, _enc_version(v)) for _, raw in removed for ch, v in self._versions(raw).items()}
+        live = {(ch, _enc_version(v)) for k, raw in kept for ch, v in self._versions(txn, k, raw).items()}
+        dead = {(ch, _enc_version(v)) for k, raw in removed for ch, v in self._versions(txn, k, raw).items()}
+        gone = {k for k, _ in removed}
+        for k, raw in reversed(kept):  # oldest first: a kept delta whose parent goes becomes full
+            if raw[:1] == b"\x97" and prefix + enc(self._checkpoint_record(raw)[2]) in gone:
+                self._make_full(txn, k, raw)
         blob_prefix = group + _BLOB
         for channel, version in dead - live:
             txn.delete(blob_prefix + enc(channel) + version, db=self._records)
@@ -820,6 +985,9 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
                     write_groups.add(key[: parts_end(key, 1, at + 1)])
             if not groups:
                 return
+            copied = {key for key, _ in found}
+            for group in {key[: parts_end(key, 2)] for key in copied if txn.get(key, db=self._records) is not None}:
+                self._make_group_full(txn, group, copied)  # ids copied over: the target's deltas must not follow
             for write_group in write_groups:
                 self._delete_prefix(txn, write_group)
             for key, value in found:
@@ -862,7 +1030,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
                     if key is None:
                         continue
                     live_checkpoints.add(key)
-                    for ch, v in self._versions(cur.value()).items():
+                    for ch, v in self._versions(txn, key, cur.value()).items():
                         live_blobs.add(group + _BLOB + enc(ch) + _enc_version(v))
 
                 # sweep what no kept checkpoint references (also orphans of other namespaces)

@@ -20,8 +20,9 @@ implemented (LangGraph's InMemorySaver raises NotImplementedError for both).
 
 Layout. Why: a device keeps many threads in RAM. LangGraph's layout (a tuple and a
 str per key part, two serialized dicts per checkpoint repeating every 49-character
-version string) retains about 66 kB per thread of a 10-node chain run once; this
-one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
+version string) retains about 33 kB per thread of a 10-node chain run once
+(tracemalloc; tools/memory_per_thread.py); this one about 6 kB. Everything of one
+`(thread_id, checkpoint_ns)` is in a `_Lane`:
 
 - a checkpoint is one `bytes` record. With the default `MsgpackSerializer` it is
   the serde's msgpack of `[checkpoint, channel_versions, metadata, parent_id, empty,
@@ -31,10 +32,21 @@ one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
   names, codes]` rows (else None beside it and the dict in place); `empty` is
   `[names, codes]` of the channels put without a value. A checkpoint with exactly the
   engine's keys in its order, both versions encoded, is stored as `[v, ts,
-  updated_channels]` instead of the dict (loading rebuilds the dict in that order).
+  updated_channels]` instead of the dict (loading rebuilds the dict in that order),
+  `ts` of `now_iso`'s form as an int of its digits and `updated_channels` as names;
+  the engine's root metadata (`source`, `step`, empty `parents`) as `[source, step]`;
+  a parent id that is a canonical UUID as its 16 bytes.
   A node's row is packed once and reused while its entry is unchanged (only the
   node that ran changes it), so the record is packed without `versions_seen` and its
   rows are appended as bytes.
+  Delta records: when the parent is the lane's last put (the store remembers it,
+  `put_memo`) and the checkpoint is that parent plus changes (new channels and nodes
+  last, none gone), `channel_versions` is `[names, codes, 0]`, only the entries that
+  changed, and the rows only those of the nodes whose entry changed; loading applies
+  them to the parents' in order, back to the nearest full record (at most
+  `_DELTA_DEPTH_MAX` back: the next record is full again). A record a delta needs
+  never goes first: putting a checkpoint again under its id, `copy_thread` over
+  existing ids and `prune` make the records that would lose their parent full.
   With another serializer: plain msgpack of `[None, tag, bytes, tag, bytes,
   parent_id, empty]` (its typed checkpoint and metadata, as LangGraph stores them);
 - a name (key, channel, node, task path) is an index into the saver's name table
@@ -53,32 +65,42 @@ one about 10 kB. Everything of one `(thread_id, checkpoint_ns)` is in a `_Lane`:
   (`_kept_as_is`). "Empty" values are not in it (loading skips them): they are in
   the record that put them;
 - pending writes: per checkpoint id, one record per `put_writes` call (a tuple of
-  them when several tasks wrote): the serde's msgpack of `[task_id, task_path,
+  them when several tasks wrote), joined to the checkpoint's record in one `bytes`
+  (`_memory_store._join`: `c1`, msgpack's unused byte, then each part with a 4-byte
+  length; the lane's `writes` dict holds only writes of ids without a checkpoint): the serde's msgpack of `[task_id (16 bytes when a
+  canonical UUID), task_path,
   idxs, channels, values]`, or plain msgpack of `[..., [tag, bytes] pairs, 0]` (for
   another serializer, or a value it stores only at top level, like bytearray).
 
-Records are immutable and hold no thread id, so `copy_thread` shares them. The
-tables and the encoding code live in `_Store`, an extension type in the compiled
-build; the saver's methods hand it their serde.
+Records hold no thread id, so `copy_thread` shares them. Where the code is: this
+module is the saver's API and the read-only views; `_memory_store` holds `_Store`
+(the tables, the record encoders and decoders, the put and delta logic), an extension
+type in the compiled build; `_memory_codec` the stored forms of single values
+(version codes, values, ids, timestamps). The saver's methods hand the store their
+serde.
 `storage`, `writes` and `blobs` are read-only views in LangGraph's shapes, rebuilt
 on each access (for inspection and tests; lgembed itself never reads them).
-
-Why this file is longer than 600 lines: the compact layout's encoders and decoders,
-with their checks, sit next to the saver methods that use them, so the layout can
-be reviewed as one unit.
 """
 
 from __future__ import annotations
 
-import random
 import threading
 from collections.abc import Mapping
-from itertools import islice, repeat
-from operator import lshift, or_
 from typing import Any, Callable, Iterator, Sequence
 
+from lgembed.checkpoint._memory_codec import (
+    _MISSING,
+    _REF_BITS,
+    _REF_MASK,
+    _config,
+    _hashable,
+    _kept_as_is,
+    _lists,
+    _typed,
+    _version_of_key,
+)
+from lgembed.checkpoint._memory_store import _JOINED, _Lane, _Store, _join, _record_of, _writes_of
 from lgembed.checkpoint.base import (
-    WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
@@ -87,230 +109,12 @@ from lgembed.checkpoint.base import (
     RunnableConfig,
     SerializerProtocol,
     get_checkpoint_id,
-    get_checkpoint_metadata,
     writes_sort_key,
 )
-from lgembed.checkpoint.serde import DeserializationError, MsgpackSerializer, thread_pack
 
 __all__ = ("InMemorySaver", "MemorySaver")
 
 _PRUNE_STRATEGIES = ("keep_latest", "delete")
-_REF_BITS = 12
-_REF_MASK = (1 << _REF_BITS) - 1
-# blob keys: `code << _REF_BITS | name index`
-_NAMES_MAX = 1 << _REF_BITS
-# names (keys, channels, nodes, task paths) a saver indexes; later ones are stored as themselves
-_CACHE_MAX = 1024
-# version strings <-> codes a saver remembers, each way (forgotten all at once when full;
-# at most ~250 kB; enough for the current versions of several threads of large graphs)
-_SEEN_MEMO_MAX = 256
-# nodes whose last encoded versions_seen entry a saver remembers (a node's entry rarely changes)
-_FRACTION_BITS = 53
-_FRACTION_SCALE = float(1 << _FRACTION_BITS)
-_FRACTION_MASK = (1 << _FRACTION_BITS) - 1
-_COUNTER_MAX = (1 << (64 - _FRACTION_BITS)) - 1
-# largest integer part whose code fits 64 bits (a msgpack int); larger ones are bytes
-_U64_LIMIT = 1 << 64
-_I64_MIN = -(1 << 63)
-_CODE_BYTES_MAX = 24
-# a version code stored as bytes has at most this many (the integer part has 32 digits)
-_PLAIN_ERRORS = (TypeError, ValueError, OverflowError)
-# what msgpack alone raises for an object only the serde can pack
-_FIXARRAYS = tuple(bytes((0x90 | n,)) for n in range(16))
-# msgpack's one-byte headers of arrays of 0..15 items
-_CHECKPOINT_KEYS = ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
-# the keys, in order, of the checkpoints the engine makes: their record holds only the values
-_MISSING = object()
-_PREFIXES: dict = {}
-# current counter -> `f"{counter + 1:032}."`, the integer part of the next version (up to _CACHE_MAX)
-
-
-def _msgpack() -> Any:
-    import msgpack
-
-    return msgpack
-
-
-def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
-
-
-def _corrupt(what: str, detail: Any) -> DeserializationError:
-    return DeserializationError(f"Loading {what} from InMemorySaver: corrupt record ({detail!r:.100})")
-
-
-def _lists(value: Any, count: int, what: str) -> list:
-    """`value` if it is a list of `count` lists, else a DeserializationError."""
-    if type(value) is list and len(value) == count:
-        for item in value:
-            if type(item) is not list:
-                break
-        else:
-            return value
-    raise _corrupt(what, value)
-
-
-class _HasExt(Exception):
-    """Raised by `_plain_unpack` at the first msgpack extension type."""
-
-
-def _no_ext(code: int, data: bytes) -> Any:
-    raise _HasExt
-
-
-def _plain_unpack(packed: bytes) -> Any:
-    """`packed` loaded by msgpack alone; _HasExt, TypeError or ValueError when that is not enough.
-
-    Why: bytes without extension types (and without array map keys) load to the same
-    objects as through `MsgpackSerializer`, without its wrapper's cost.
-    """
-    return _msgpack().unpackb(packed, raw=False, strict_map_key=False, ext_hook=_no_ext)
-
-
-def _plain_pack(obj: Any) -> bytes:
-    """msgpack of `obj` made of msgpack's own types only (else one of `_PLAIN_ERRORS`).
-
-    Why: for such an object `MsgpackSerializer` writes exactly these bytes (its hook
-    is never called), and skipping its wrapper saves about 1 us per record.
-    """
-    return thread_pack(True)(obj)
-
-
-# --- version codes ---------------------------------------------------------------------
-
-
-def _parse_version(version: str) -> Any:
-    """The code of a version string (see the module docstring): int, bytes, or `version`.
-
-    A code is used only when `_format_version` gives back exactly `version`.
-    """
-    if len(version) < 49 or version[32] != "." or not version.isascii() or not version[:32].isdigit():
-        return version
-    try:
-        fraction = float(version[33:])
-    except ValueError:
-        return version
-    scaled = fraction * _FRACTION_SCALE
-    if not 0.0 <= fraction < 1.0 or scaled != int(scaled):
-        return version
-    code = int(version[:32]) << _FRACTION_BITS | int(scaled)
-    if _format_version(code) != version:  # e.g. "-0.0", "1e-05", a float repr of other digits
-        return version
-    return code if code < _U64_LIMIT else code.to_bytes((code.bit_length() + 7) // 8, "big")
-
-
-def _format_version(code: int) -> str:
-    return f"{code >> _FRACTION_BITS:032}.{(code & _FRACTION_MASK) / _FRACTION_SCALE:016}"
-
-
-def _version_key(code: Any) -> Any:
-    """A stored version code as a dict key; equal versions give equal keys."""
-    if type(code) is int or type(code) is str:
-        return code
-    if type(code) is bytes and 0 < len(code) <= _CODE_BYTES_MAX:
-        return int.from_bytes(code, "big")
-    if type(code) is list and len(code) == 1:
-        key = (_hashable(code[0]),)  # (2,) == (2.0,): one key, as in LangGraph's dict
-        hash(key)  # TypeError (corrupt) if it cannot be one
-        return key
-    raise _corrupt("a version", code)
-
-
-def _version_of_key(key: Any) -> Any:
-    """The version a `_version_key` stands for."""
-    if type(key) is int:
-        return _format_version(key)
-    return key[0] if type(key) is tuple else key
-
-
-def _hashable(value: Any) -> Any:
-    if type(value) is list:
-        return tuple(_hashable(v) for v in value)
-    return value
-
-
-def _remember(cache: dict, key: Any, value: Any) -> None:
-    if len(cache) >= _CACHE_MAX:
-        cache.clear()  # Why not LRU: clearing is C-fast, and a miss costs only one parse or format
-    cache[key] = value
-
-
-# --- stored values ---------------------------------------------------------------------
-
-
-def _stored(typed: tuple[str, Any]) -> Any:
-    """The stored form of a serde `(tag, bytes)`: the bytes for "msgpack", None for "null"."""
-    tag, payload = typed
-    if tag == "msgpack" and type(payload) is bytes:
-        return payload
-    if tag == "null" and payload == b"":
-        return None
-    return (tag, payload)
-
-
-def _kept_as_is(value: Any) -> bool:
-    """Whether a channel value is stored as itself, not serialized: an int msgpack can
-    hold, float, bool or ASCII str (exact types), which is immutable and which the
-    default serde gives back equal and of the same type (and refuses nothing of).
-
-    Why: packing such a value costs a Packer call per put; keeping it costs nothing and
-    often less memory (the saver shares the object the channel held).
-    """
-    kind = type(value)
-    if kind is int:
-        return _I64_MIN <= value < _U64_LIMIT  # the serde refuses other ints, as LangGraph's
-    return kind is float or kind is bool or (kind is str and value.isascii())
-
-
-def _typed(stored: Any) -> tuple[str, Any]:
-    if type(stored) is bytes:
-        return "msgpack", stored
-    if stored is None:
-        return "null", b""
-    return stored
-
-
-def _fast(serde: SerializerProtocol) -> bool:
-    """Whether records are packed by `serde` itself (the default MsgpackSerializer)."""
-    return type(serde) is MsgpackSerializer
-
-
-def _pack_part(serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, value: Any) -> bytes:
-    """msgpack of `value` (a record, or a part of one) as the serde (a MsgpackSerializer)
-    writes it; `pack`: a Packer's, as `_plain_pack` (None: that one)."""
-    try:
-        return pack(value) if pack else _plain_pack(value)
-    except _PLAIN_ERRORS:
-        return serde.dumps_typed(value)[1]
-
-
-def _typed_pair(stored: Any) -> tuple[str, Any]:
-    if type(stored) is list and len(stored) == 2:
-        return stored[0], stored[1]
-    raise _corrupt("a value", stored)
-
-
-class _Serialized:
-    """A value the serde serialized already: its `(tag, bytes)` pair."""
-
-    __slots__ = ("pair",)
-
-    def __init__(self, pair: tuple[str, Any]) -> None:
-        self.pair = pair
-
-
-class _Lane:
-    """What one `(thread_id, checkpoint_ns)` holds (see the module docstring)."""
-
-    __slots__ = ("blobs", "checkpoints", "writes")
-
-    def __init__(self) -> None:
-        self.checkpoints: dict[str, bytes] = {}
-        # checkpoint_id -> record
-        self.writes: dict[str, bytes | tuple[bytes, ...]] = {}
-        # checkpoint_id -> one write record, or a tuple of them
-        self.blobs: dict[Any, Any] = {}
-        # blob key -> stored value
 
 
 class _View(Mapping):
@@ -342,614 +146,6 @@ class _View(Mapping):
 
     def __repr__(self) -> str:
         return repr(self._build(None))
-
-
-class _Store:
-    """An InMemorySaver's state and the code that encodes, stores and decodes it.
-
-    Why a class apart from the saver: `BaseCheckpointSaver` is `Generic`, so the saver
-    cannot be an extension type; this one is in the compiled build
-    (`lgembed/checkpoint/memory.pxd`), so a put's many table lookups and helper calls
-    are C struct reads and C calls instead of instance-dict reads and Python method
-    calls. A saver and its `with_allowlist` clones share one store; the serde, which
-    may differ between them, is an argument of every method that serializes.
-    """
-
-    def __init__(self, lock: Any) -> None:
-        self.lock = lock
-        self.acquire, self.release = lock.acquire, lock.release
-        # bound once: a `with` statement looks both methods up on every put
-        self.threads: dict[str, dict[str, _Lane]] = {}
-        # thread_id -> checkpoint_ns -> lane; threads in the order of their first put
-        self.names: list[str] = []
-        self.name_refs: dict[str, int] = {}
-        # the name table: index -> name, name -> index
-        self.codes: dict[str, Any] = {}
-        self.texts: dict[int, str] = {}
-        # caches: version string -> stored code, int code -> version string
-        self.seen_memo: dict[str, tuple] = {}
-        # node -> (its versions_seen entry, its packed row): see _encode_seen
-
-    # --- names and version codes -------------------------------------------------------
-
-    def _name(self, name: Any) -> Any:
-        """The stored form of a name, adding a str to the table while there is room."""
-        if type(name) is not str:
-            return name if isinstance(name, str) else [name]
-        ref = self.name_refs.get(name)
-        if ref is not None:
-            return ref
-        with self.lock:
-            ref = self.name_refs.get(name)
-            if ref is None:
-                if len(self.names) >= _NAMES_MAX:
-                    return name
-                ref = len(self.names)
-                self.names.append(name)  # before other threads can see the index
-                self.name_refs[name] = ref
-            return ref
-
-    def _names_for(self, names: list | dict) -> list:
-        refs = self.name_refs
-        try:  # Strategy: C-level lookups; one miss takes the slow path
-            return [refs[name] for name in names]
-        except (KeyError, TypeError):
-            return [self._name(name) for name in names]
-
-    def _unname(self, stored: Any) -> Any:
-        if type(stored) is int and 0 <= stored < len(self.names):
-            return self.names[stored]
-        if type(stored) is str:
-            return stored
-        if type(stored) is list and len(stored) == 1:
-            name = _hashable(stored[0])
-            hash(name)  # a dict key: TypeError (corrupt) if it cannot be one
-            return name
-        raise _corrupt("a name", stored)
-
-    def _names_of(self, stored: list) -> list:
-        try:
-            return list(map(self.names.__getitem__, stored))
-        except (TypeError, IndexError):  # a name stored as itself
-            return [self._unname(s) for s in stored]
-
-    def _code(self, version: Any) -> Any:
-        if type(version) is not str:
-            return [version]
-        code = self.codes.get(version)
-        if code is None:
-            code = _parse_version(version)
-            _remember(self.codes, version, code)
-        return code
-
-    def _text(self, code: Any) -> Any:
-        """The version a stored code stands for (for an int code, the exact LangGraph string)."""
-        if type(code) is int:
-            text = self.texts.get(code)
-            if text is None:
-                if not 0 <= code < _U64_LIMIT:
-                    raise _corrupt("a version", code)
-                text = _format_version(code)
-                _remember(self.texts, code, text)
-            return text
-        if type(code) is str:
-            return code
-        if type(code) is bytes and 0 < len(code) <= _CODE_BYTES_MAX:
-            return _format_version(int.from_bytes(code, "big"))
-        if type(code) is list and len(code) == 1:
-            return code[0]
-        raise _corrupt("a version", code)
-
-    def _texts_of(self, codes: list) -> list:
-        try:
-            return list(map(self.texts.__getitem__, codes))
-        except (KeyError, TypeError):  # not cached, or not an int code
-            return [self._text(c) for c in codes]
-
-    def _blob_key(self, stored_name: Any, code: Any, channel: Any) -> Any:
-        if type(stored_name) is int and type(code) is int:
-            return code << _REF_BITS | stored_name
-        return (channel, _version_key(code))
-
-    def _encode_versions(self, versions: Any) -> list | None:
-        """`[names, codes]` of a `{channel: version}` dict; None for anything else."""
-        if type(versions) is not dict:
-            return None
-        names: list = []
-        codes: list = []
-        refs, known = self.name_refs, self.codes
-        try:  # one pass, C-level lookups; a name or version not cached takes the slow path
-            for channel, version in versions.items():
-                names.append(refs[channel])
-                codes.append(known[version])
-        except (KeyError, TypeError):
-            return [[self._name(ch) for ch in versions], [self._code(v) for v in versions.values()]]
-        return [names, codes]
-
-    def _encode_seen(self, serde: SerializerProtocol, pack: Callable[[Any], bytes] | None, seen: Any) -> bytes | None:
-        """msgpack of `versions_seen` as an array of `[node, names, codes]` rows; None if
-        it is not a dict of dicts.
-
-        Strategy: a node's row changes only when that node runs, so each node's packed
-        row is remembered with the entry it encodes and reused while they are equal.
-        """
-        if type(seen) is not dict:
-            return None
-        rows: list = []
-        memo = self.seen_memo
-        refs, known = self.name_refs, self.codes
-        try:
-            for node, versions in seen.items():
-                hit = memo.get(node)
-                if hit is None or hit[0] != versions:
-                    row = [refs[node], [refs[k] for k in versions], [known[v] for v in versions.values()]]
-                    hit = (dict(versions), _pack_part(serde, pack, row))
-                    if type(node) is str:  # (its versions are str: `known` had them)
-                        if len(memo) >= _SEEN_MEMO_MAX:
-                            memo.clear()
-                        memo[node] = hit
-                rows.append(hit[1])
-        except (KeyError, TypeError, AttributeError):  # not cached yet, or not a dict of dicts
-            # (a list, not a generator: a compiled cpdef method cannot hold a closure)
-            if not all([isinstance(versions, dict) for versions in seen.values()]):
-                return None
-            rows = [
-                _pack_part(
-                    serde,
-                    pack,
-                    [self._name(node), [self._name(k) for k in versions], [self._code(v) for v in versions.values()]],
-                )
-                for node, versions in seen.items()
-            ]
-        count = len(rows)  # then msgpack's array header: fixarray, array 16 or array 32
-        if count < 16:
-            rows.insert(0, _FIXARRAYS[count])
-        else:
-            rows.insert(0, b"\xdc" + count.to_bytes(2, "big") if count < 65536 else b"\xdd" + count.to_bytes(4, "big"))
-        return b"".join(rows)
-
-    def _decode_seen(self, value: Any) -> dict:
-        if type(value) is not list:
-            raise _corrupt("versions_seen", value)
-        seen = {}
-        for row in value:
-            if type(row) is not list or len(row) != 3:
-                raise _corrupt("versions_seen", row)
-            node, names, codes = row
-            if type(names) is not list or type(codes) is not list or len(names) != len(codes):
-                raise _corrupt("versions_seen", row)
-            seen[self._unname(node)] = dict(zip(self._names_of(names), self._texts_of(codes)))
-        return seen
-
-    def _decode_versions(self, value: Any) -> tuple[dict, list]:
-        """`(channel_versions, [(channel, blob key)])` of an encoded `channel_versions`."""
-        names, codes = _lists(value, 2, "channel_versions")
-        if len(names) != len(codes):
-            raise _corrupt("channel_versions", value)
-        try:  # all indexed names and cached int codes: C-level
-            channels = list(map(self.names.__getitem__, names))
-            versions = dict(zip(channels, map(self.texts.__getitem__, codes)))
-            return versions, list(zip(channels, map(or_, map(lshift, codes, repeat(_REF_BITS)), names)))
-        except (KeyError, TypeError, IndexError):
-            channels = [self._unname(n) for n in names]
-            versions = dict(zip(channels, [self._text(c) for c in codes]))
-            return versions, [(ch, self._blob_key(n, c, ch)) for ch, n, c in zip(channels, names, codes)]
-
-    # --- records -----------------------------------------------------------------------
-
-    def _unpack(self, serde: SerializerProtocol, record: bytes, what: str) -> list:
-        """A record as a list (the serde's msgpack with `_fast(serde)`, else plain msgpack).
-
-        Raises:
-            DeserializationError: for a corrupt record, or a value the serde refuses.
-        """
-        if _fast(serde):
-            try:
-                value = _plain_unpack(record)
-            except (_HasExt, TypeError, ValueError):
-                value = serde.loads_typed(("msgpack", record))
-        else:
-            try:
-                value = _msgpack().unpackb(record, raw=False, strict_map_key=False)
-            except (ValueError, TypeError) as e:
-                raise _corrupt(what, record) from e
-        if type(value) is not list:
-            raise _corrupt(what, value)
-        return value
-
-    def _store_value(self, serde: SerializerProtocol, value: Any) -> Any:
-        """The stored form of a channel value (see the module docstring).
-
-        Raises:
-            TypeError: when the serde cannot serialize it.
-        """
-        if _fast(serde):
-            if value is None:
-                return None
-            if not isinstance(value, (bytes, bytearray)):  # those have their own tags
-                try:
-                    return _plain_pack(value)
-                except _PLAIN_ERRORS:
-                    pass
-        return _stored(serde.dumps_typed(value))
-
-    def _load_value(self, serde: SerializerProtocol, stored: Any) -> Any:
-        if _kept_as_is(stored):
-            return stored
-        if type(stored) is bytes and _fast(serde):
-            try:
-                return _plain_unpack(stored)
-            except (_HasExt, TypeError, ValueError):
-                pass
-        return serde.loads_typed(_typed(stored))
-
-    def _encode(
-        self,
-        serde: SerializerProtocol,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        empty: list,
-        pack: Callable[[Any], bytes] | None,
-    ) -> bytes:
-        """The record of a checkpoint (see the module docstring); `pack`: a Packer's, as `_plain_pack`.
-
-        Raises:
-            TypeError: when the serde cannot serialize a value.
-        """
-        parent = config["configurable"].get("checkpoint_id")
-        metadata = get_checkpoint_metadata(config, metadata)
-        if not _fast(serde):
-            rest = checkpoint.copy()
-            del rest["channel_values"]
-            return _msgpack().packb([None, *serde.dumps_typed(rest), *serde.dumps_typed(metadata), parent, empty])
-        versions = self._encode_versions(checkpoint.get("channel_versions"))
-        seen = self._encode_seen(serde, pack, checkpoint.get("versions_seen"))
-        if versions is not None and seen is not None and tuple(checkpoint) == _CHECKPOINT_KEYS:
-            rest: Any = [checkpoint["v"], checkpoint["ts"], checkpoint["updated_channels"]]  # the engine's checkpoint
-        else:
-            rest = checkpoint.copy()
-            del rest["channel_values"]
-            rest["id"] = None  # the record's key
-            if versions is not None:
-                rest["channel_versions"] = None
-            if seen is not None:
-                rest["versions_seen"] = None
-        packed = _pack_part(serde, pack, [rest, versions, metadata, parent, empty, None])
-        # the record's last item, packed None (one byte), becomes the packed versions_seen
-        return packed if seen is None else packed[:-1] + seen
-
-    def _decode(
-        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str
-    ) -> tuple[dict, Any, Any, list, list]:
-        """`(checkpoint without channel_values, metadata, parent id, [(channel, blob key)], empty)`.
-
-        Raises:
-            DeserializationError: for a corrupt record, or a value the serde refuses.
-        """
-        try:
-            return self._decode_record(serde, record, checkpoint_id)
-        except DeserializationError:
-            raise
-        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
-            # Why: only this saver writes records, so anything unexpected means corruption
-            raise _corrupt("a checkpoint", record) from e
-
-    def _decode_record(
-        self, serde: SerializerProtocol, record: bytes, checkpoint_id: str
-    ) -> tuple[dict, Any, Any, list, list]:
-        parts = self._unpack(serde, record, "a checkpoint")
-        if record[:1] == b"\x97":  # written with another serializer: its typed pairs
-            _, tag, payload, meta_tag, meta_payload, parent, empty = parts
-            checkpoint = serde.loads_typed((tag, payload))
-            metadata = serde.loads_typed((meta_tag, meta_payload))
-            return checkpoint, metadata, parent, self._version_keys(checkpoint), empty
-        checkpoint, versions, metadata, parent, empty, seen = parts
-        if type(checkpoint) is list and len(checkpoint) == 3 and versions is not None and seen is not None:
-            v, ts, updated = checkpoint  # the engine's checkpoint: its keys, in its order
-            checkpoint = {
-                "v": v,
-                "id": checkpoint_id,
-                "ts": ts,
-                "channel_versions": None,
-                "versions_seen": None,
-                "updated_channels": updated,
-            }
-        elif type(checkpoint) is dict and "id" in checkpoint:
-            checkpoint["id"] = checkpoint_id
-        if type(checkpoint) is not dict or type(metadata) is not dict:
-            raise _corrupt("a checkpoint", parts)
-        if versions is None:  # not a dict of versions: stored as it was
-            keys = self._version_keys(checkpoint)
-        else:
-            checkpoint["channel_versions"], keys = self._decode_versions(versions)
-        if seen is not None:
-            checkpoint["versions_seen"] = self._decode_seen(seen)
-        return checkpoint, metadata, parent, keys, empty
-
-    def _version_keys(self, checkpoint: dict) -> list:
-        """`[(channel, blob key)]` of a checkpoint whose `channel_versions` was stored as it was."""
-        versions = checkpoint.get("channel_versions")
-        if not isinstance(versions, dict):
-            return []
-        return [(ch, self._blob_key(self._name(ch), self._code(v), ch)) for ch, v in versions.items()]
-
-    def _pack_writes(
-        self, serde: SerializerProtocol, task_id: str, path: str, idxs: list, channels: list, values: list
-    ) -> bytes:
-        """A write record; a value is an object, or a `_Serialized` `(tag, bytes)` pair.
-
-        Raises:
-            TypeError: when the serde cannot serialize a value.
-        """
-        ref = self.name_refs.get(path) if type(path) is str else None
-        head = [task_id, self._name(path) if ref is None else ref, idxs, self._names_for(channels)]
-        if type(serde) is MsgpackSerializer:
-            for value in values:
-                if isinstance(value, (bytearray, _Serialized)):
-                    break  # bytearray: its own tag at top level, and only there
-            else:
-                head.append(values)
-                try:
-                    return _plain_pack(head)
-                except _PLAIN_ERRORS:
-                    pass
-                try:
-                    return serde.dumps_typed(head)[1]
-                except TypeError:
-                    head.pop()  # the error dumps_typed raises below, with its message
-        dumps = serde.dumps_typed
-        typed = [list(v.pair) if isinstance(v, _Serialized) else list(dumps(v)) for v in values]
-        return _msgpack().packb([*head, typed, 0])
-
-    def _write_rows(self, serde: SerializerProtocol, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
-        """`(task_path, task_id, idx, channel, (True, value) | (False, (tag, bytes)))` of write records.
-
-        Raises:
-            DeserializationError: for a corrupt record, or a value the serde refuses.
-        """
-        try:
-            return self._write_rows_of(serde, entry)
-        except DeserializationError:
-            raise
-        except (TypeError, ValueError, LookupError, OverflowError, AttributeError) as e:
-            raise _corrupt("pending writes", entry) from e
-
-    def _write_rows_of(self, serde: SerializerProtocol, entry: bytes | tuple[bytes, ...]) -> list[tuple]:
-        rows = []
-        for packed in (entry,) if type(entry) is bytes else entry:
-            record = self._unpack(serde, packed, "pending writes")
-            if len(record) not in (5, 6) or any(type(item) is not list for item in record[2:5]):
-                raise _corrupt("pending writes", record)
-            task_id, path, idxs, names, values = record[:5]
-            entries = [(False, _typed_pair(v)) for v in values] if len(record) == 6 else [(True, v) for v in values]
-            path = self._unname(path)
-            if (
-                not len(idxs) == len(names) == len(entries)
-                or type(task_id) is not str
-                or type(path) is not str
-                or any(type(idx) is not int for idx in idxs)
-            ):  # put_writes takes str task ids and paths, and makes int indexes
-                raise _corrupt("pending writes", record)
-            rows += ((path, task_id, idx, ch, e) for idx, ch, e in zip(idxs, self._names_of(names), entries))
-        return rows
-
-    # --- write --------------------------------------------------------------------
-
-    def _lane_for_put(self, thread_id: str, checkpoint_ns: str) -> _Lane:
-        """The lane a checkpoint goes to (call with the lock held)."""
-        threads = self.threads
-        lanes = threads.get(thread_id)
-        if lanes is None:
-            lanes = threads[thread_id] = {}
-        lane = lanes.get(checkpoint_ns)
-        if lane is None:
-            lane = lanes[checkpoint_ns] = _Lane()
-        elif lane.checkpoints:
-            return lane
-        if not any([other.checkpoints for other in lanes.values()]):  # (a list: see _encode_seen)
-            # the thread's first checkpoint: list(None) orders threads by it (LangGraph's
-            # storage gets the thread then), even when put_writes made the entry earlier
-            del threads[thread_id]
-            threads[thread_id] = lanes
-        return lane
-
-    def put(
-        self,
-        serde: SerializerProtocol,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """`InMemorySaver.put`, values and records serialized through `serde`."""
-        thread_id = config["configurable"]["thread_id"]
-        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
-        checkpoint_id = checkpoint["id"]
-        values = checkpoint["channel_values"]
-        # serialize everything first, so a bad value stores nothing
-        blobs = []
-        empty: list = [[], []]
-        codes, refs = self.codes, self.name_refs
-        pack = thread_pack(True) if type(serde) is MsgpackSerializer else None
-        for channel, version in new_versions.items():
-            code = codes.get(version) if type(version) is str else None
-            if code is None:
-                code = self._code(version)
-            ref = refs.get(channel) if type(channel) is str else None
-            if ref is None:
-                ref = self._name(channel)
-            if type(code) is int and type(ref) is int:
-                key = code << _REF_BITS | ref
-            else:
-                key = self._blob_key(ref, code, channel)
-            if channel in values:
-                value = values[channel]
-                if pack and (value is None or _kept_as_is(value)):
-                    blobs.append((key, value))
-                    continue
-                if pack and not isinstance(value, (bytes, bytearray)):
-                    try:  # inline _store_value: the usual case, msgpack's own types
-                        blobs.append((key, pack(value)))
-                        continue
-                    except _PLAIN_ERRORS:
-                        pass
-                blobs.append((key, self._store_value(serde, value)))
-            else:
-                blobs.append((key, _MISSING))  # "empty": in the record, and replaces a value
-                empty[0].append(ref)
-                empty[1].append(code)
-        record = self._encode(serde, config, checkpoint, metadata, empty, pack)
-        self.acquire()
-        try:
-            lane = self._lane_for_put(thread_id, checkpoint_ns)
-            stored = lane.blobs
-            for key, value in blobs:
-                if value is _MISSING:
-                    stored.pop(key, None)
-                else:
-                    stored[key] = value
-            lane.checkpoints[checkpoint_id] = record
-        finally:
-            self.release()
-        return _config(thread_id, checkpoint_ns, checkpoint_id)
-
-    def put_step(
-        self,
-        serde: SerializerProtocol,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-        task_writes: Sequence[tuple[str, Sequence[tuple[str, Any]], str]],
-    ) -> RunnableConfig:
-        """`BaseCheckpointSaver.put_step` on this store: each task's writes, then the checkpoint."""
-        for task_id, writes, task_path in task_writes:
-            self.put_writes(serde, config, writes, task_id, task_path)
-        return self.put(serde, config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        serde: SerializerProtocol,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str,
-    ) -> None:
-        """`InMemorySaver.put_writes`, values serialized through `serde`."""
-        configurable = config["configurable"]
-        thread_id = configurable["thread_id"]
-        checkpoint_ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = configurable["checkpoint_id"]
-        if not writes:
-            return
-        channels = []
-        values = []
-        for channel, value in writes:
-            channels.append(channel)
-            values.append(value)
-        get = WRITES_IDX_MAP.get
-        idxs = [get(channel, idx) for idx, channel in enumerate(channels)]
-        self.acquire()
-        try:
-            self._put_writes_locked(
-                serde, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idxs, channels, values
-            )
-        finally:
-            self.release()
-
-    def _put_writes_locked(
-        self,
-        serde: SerializerProtocol,
-        thread_id: str,
-        checkpoint_ns: str,
-        checkpoint_id: str,
-        task_id: str,
-        task_path: str,
-        idxs: list,
-        channels: list,
-        values: list,
-    ) -> None:
-        """`put_writes` past its argument checks (call with the lock held)."""
-        lanes = self.threads.get(thread_id)
-        lane = lanes.get(checkpoint_ns) if lanes else None
-        entry = lane.writes.get(checkpoint_id) if lane else None
-        records = () if entry is None else (entry,) if type(entry) is bytes else entry
-        mine: list = []
-        if records:
-            head = _msgpack().packb(task_id)
-            mine = [r for r in records if r.startswith(head, 1)]  # a record is a fixarray: 1 header byte
-        if not mine and (min(idxs) >= 0 or len(set(idxs)) == len(idxs)):  # the usual case
-            packed = self._pack_writes(serde, task_id, task_path, idxs, channels, values)
-            if lane is not None and not records:
-                lane.writes[checkpoint_id] = packed
-            else:
-                self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*records, packed))
-            return
-        # Strategy: the rare path (a task writing again, or repeating a special
-        # channel) applies LangGraph's `(task_id, idx) -> write` dict rules to the
-        # task's decoded rows and packs them again, one record per task path
-        rows = {
-            idx: (path, channel, e[1] if e[0] else _Serialized(e[1]))
-            for path, _, idx, channel, e in self._write_rows(serde, tuple(mine))
-        }
-        changed = False
-        for idx, channel, value in zip(idxs, channels, values):
-            if idx < 0 or idx not in rows:
-                rows[idx] = (task_path, channel, value)
-                changed = True
-        if not changed:
-            return
-        by_path: dict[str, list] = {}
-        for idx, (path, channel, e) in rows.items():
-            by_path.setdefault(path, []).append((idx, channel, e))
-        new = [
-            self._pack_writes(serde, task_id, path, [r[0] for r in group], [r[1] for r in group], [r[2] for r in group])
-            for path, group in by_path.items()
-        ]
-        kept = [r for r in records if r not in mine]
-        self._set_writes(lane, thread_id, checkpoint_ns, checkpoint_id, (*kept, *new))
-
-    def _set_writes(
-        self, lane: _Lane | None, thread_id: str, checkpoint_ns: str, checkpoint_id: str, records: tuple
-    ) -> None:
-        if lane is None:
-            lane = self.threads.setdefault(thread_id, {}).setdefault(checkpoint_ns, _Lane())
-        lane.writes[checkpoint_id] = records[0] if len(records) == 1 else records
-
-    def next_version(self, current: str | int | None) -> str:
-        """`InMemorySaver.get_next_version`; remembers the new version's code."""
-        if type(current) is str:
-            code = self.codes.get(current)  # cached: its integer part without parsing
-            current_v = code >> _FRACTION_BITS if type(code) is int else int(current.split(".")[0])
-        elif current is None:
-            current_v = 0
-        elif isinstance(current, (int, float)):
-            current_v = int(current)
-        else:
-            current_v = int(current.split(".")[0])
-        fraction = random.random()  # looked up per call, as LangGraph does (it may be patched)
-        prefix = _PREFIXES.get(current_v)
-        if prefix is None:
-            prefix = f"{current_v + 1:032}."
-            if len(_PREFIXES) < _CACHE_MAX:
-                _PREFIXES[current_v] = prefix
-        # for a float, `f"{fraction:016}"` is its repr zero-filled (tested), which is cheaper
-        version = prefix + (repr(fraction).zfill(16) if type(fraction) is float else f"{fraction:016}")
-        scaled = fraction * _FRACTION_SCALE
-        if not (0 <= current_v < _COUNTER_MAX and 0.0 <= scaled < _FRACTION_SCALE):
-            return version
-        whole = int(scaled)
-        if whole == scaled:  # random.random()'s always are (a patched one's may not be)
-            # Why: put() and loading need the code; computing it here is cheaper than parsing
-            code = (current_v + 1) << _FRACTION_BITS | whole
-            codes, texts = self.codes, self.texts
-            if len(codes) >= _CACHE_MAX or len(texts) >= _CACHE_MAX:
-                codes.clear()
-                texts.clear()
-            codes[version] = code
-            texts[code] = version
-        return version
 
 
 class InMemorySaver(BaseCheckpointSaver[str]):
@@ -1011,7 +207,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         return values
 
     def _load_writes(self, lane: _Lane, checkpoint_id: str) -> list[tuple[str, str, Any]]:
-        entry = lane.writes.get(checkpoint_id)
+        entry = self._store._writes_entry(lane, checkpoint_id)
         if entry is None:
             return []
         rows = self._store._write_rows(self.serde, entry)
@@ -1069,7 +265,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 checkpoint_id = max(lane.checkpoints)
                 record = lane.checkpoints[checkpoint_id]
                 config = _config(thread_id, checkpoint_ns, checkpoint_id)
-            decoded = self._store._decode(self.serde, record, checkpoint_id)
+            decoded = self._store._decode(self.serde, record, checkpoint_id, lane)
             return self._make_tuple(config, thread_id, checkpoint_ns, checkpoint_id, lane, decoded)
 
     def list(
@@ -1118,7 +314,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 record = lane.checkpoints.get(checkpoint_id) if lane else None
                 if record is None:
                     continue  # deleted since the listing started
-                decoded = self._store._decode(self.serde, record, checkpoint_id)
+                decoded = self._store._decode(self.serde, record, checkpoint_id, lane)
                 metadata = decoded[1]
                 if filter and not all(metadata.get(k) == v for k, v in filter.items()):
                     continue
@@ -1221,8 +417,19 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             target = self._threads[target_thread_id]
             for ns, lane in self._threads[source_thread_id].items():
                 copy = target.setdefault(ns, _Lane())
-                copy.checkpoints.update(lane.checkpoints)
-                copy.writes.update(lane.writes)
+                if copy.checkpoints.keys() & lane.checkpoints.keys():  # replaced: their children must not follow
+                    self._store._detach(self.serde, copy, lane.checkpoints.keys())
+                for checkpoint_id, value in lane.checkpoints.items():
+                    if value[0] != _JOINED:  # no writes of its own: the target's stay
+                        value = _join(value, self._store._writes_entry(copy, checkpoint_id))
+                        copy.writes.pop(checkpoint_id, None)
+                    copy.checkpoints[checkpoint_id] = value
+                for checkpoint_id, entry in lane.writes.items():  # writes of no stored checkpoint
+                    old = copy.checkpoints.get(checkpoint_id)
+                    if old is None:
+                        copy.writes[checkpoint_id] = entry
+                    else:
+                        copy.checkpoints[checkpoint_id] = _join(_record_of(old), entry)
                 copy.blobs.update(lane.blobs)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -1250,9 +457,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                         del lanes[ns]  # only writes and values, of no kept checkpoint
                         continue
                     latest = max(lane.checkpoints)
-                    lane.checkpoints = {latest: lane.checkpoints[latest]}
-                    lane.writes = {latest: lane.writes[latest]} if latest in lane.writes else {}
-                    keep = {key for _, key in self._store._decode(self.serde, lane.checkpoints[latest], latest)[3]}
+                    lane.checkpoints = {latest: self._store._full_record(self.serde, lane, lane.checkpoints[latest])}
+                    lane.writes = {}  # (the latest's writes are joined to its record)
+                    keep = {key for _, key in self._store._decode(self.serde, lane.checkpoints[latest], latest, lane)[3]}
                     lane.blobs = {key: value for key, value in lane.blobs.items() if key in keep}
                 if not lanes:
                     del self._threads[thread_id]
@@ -1278,7 +485,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
                 for checkpoint_id, record in lane.checkpoints.items():
-                    checkpoint, metadata, parent, _, _ = self._store._decode(self.serde, record, checkpoint_id)
+                    checkpoint, metadata, parent, _, _ = self._store._decode(self.serde, record, checkpoint_id, lane)
                     saved = (dumps(checkpoint), dumps(metadata), parent)
                     out.setdefault(t, {}).setdefault(ns, {})[checkpoint_id] = saved
         return out
@@ -1288,7 +495,11 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         dumps = self.serde.dumps_typed
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
-                for checkpoint_id, entry in lane.writes.items():
+                entries = [(checkpoint_id, self._store._writes_entry(lane, checkpoint_id)) for checkpoint_id in lane.writes]
+                entries += [(checkpoint_id, _writes_of(value)) for checkpoint_id, value in lane.checkpoints.items()]
+                for checkpoint_id, entry in entries:
+                    if entry is None:
+                        continue
                     out[(t, ns, checkpoint_id)] = {
                         (task_id, idx): (task_id, channel, dumps(e[1]) if e[0] else e[1], path)
                         for path, task_id, idx, channel, e in self._store._write_rows(self.serde, entry)
@@ -1300,7 +511,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for t, ns, lane in self._view_lanes(thread_id):
                 for checkpoint_id, record in lane.checkpoints.items():
-                    names, codes = _lists(self._store._decode(self.serde, record, checkpoint_id)[4], 2, "a checkpoint")
+                    names, codes = _lists(self._store._decode(self.serde, record, checkpoint_id, lane)[4], 2, "a checkpoint")
                     for name, code in zip(names, codes):
                         out[(t, ns, self._store._unname(name), _hashable(self._store._text(code)))] = ("empty", b"")
                 for key, stored in lane.blobs.items():

@@ -2,7 +2,7 @@
 its export and `verify` share.
 
 Why this module exists: the threads of an environment are read through the storage
-format the saver documents (`lgembed.checkpoint.lmdb`, format 2: `enc(thread) enc(ns)
+format the saver documents (`lgembed.checkpoint.lmdb`, format 3: `enc(thread) enc(ns)
 kind ...` keys), by the actions of `lgembed threads` (`list`, `show`, `history`), by the
 export (`lgembed.cli.export`) and by the checker (`lgembed.cli.verify`); the readers live
 here once, so that a change of the format shows up in all of them at once.

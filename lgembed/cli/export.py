@@ -7,7 +7,7 @@ line with the counts; an import writes the records back in one transaction (into
 environment too) and refuses a truncated file or an existing thread unless `--replace`.
 
 File layout (one JSON object per line): `{"lgembed_export": EXPORT_FORMAT,
-"storage_format": 2, "thread_id", "exported_at", "lgembed"}`, then
+"storage_format": 3, "thread_id", "exported_at", "lgembed"}`, then
 `{"type": "checkpoint", ...}` lines (as `threads show` prints them), then
 `{"type": "record", "key", "value"}` lines (the key after `enc(thread)`), then
 `{"type": "end", "checkpoints", "records"}`.
@@ -28,8 +28,10 @@ __all__ = ("EXPORT_FORMAT", "export_thread", "import_thread", "read_export")
 
 EXPORT_FORMAT = 1
 """Version of the export file layout (`lgembed_export` in its header line)."""
-_STORAGE_FORMAT = 2
+_STORAGE_FORMAT = 3
 # the LmdbSaver record format an export's raw records are in (lgembed.checkpoint.lmdb.FORMAT_VERSION)
+_READABLE_STORAGE = (2, 3)
+# storage formats import takes: format 2 records (full checkpoint records only) are valid format 3 records
 _KINDS = (b"b", b"c", b"w")
 # record kinds after enc(thread) enc(ns): blob, checkpoint, write
 
@@ -94,10 +96,10 @@ def read_export(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[by
                     raise CliError(
                         f"import: {name} is not an lgembed thread export (no header line). Fix: pass the output of `threads export`"
                     )
-                if row.get("lgembed_export") != EXPORT_FORMAT or row.get("storage_format") != _STORAGE_FORMAT:
+                if row.get("lgembed_export") != EXPORT_FORMAT or row.get("storage_format") not in _READABLE_STORAGE:
                     msg = (
                         f"import: {name} is export format {row.get('lgembed_export')!r} / storage format "
-                        f"{row.get('storage_format')!r}; this lgembed reads {EXPORT_FORMAT} / {_STORAGE_FORMAT}"
+                        f"{row.get('storage_format')!r}; this lgembed reads {EXPORT_FORMAT} / {_STORAGE_FORMAT} (and storage format 2)"
                     )
                     raise CliError(msg)
                 header = row

@@ -24,7 +24,9 @@ _VERIFY_CHILD = "import sys; from lgembed.cli.verify import verify_child; sys.ex
 # Why a child process: LMDB 0.9 has no page checksums, and a damaged page can make the
 # reader crash (SIGBUS, or an assertion's SIGABRT) instead of raising; the child's crash
 # is then reported as damage instead of killing the command
-_CHECKPOINT_FORMAT = "2"
+_CHECKPOINT_FORMAT = "3"
+_CHECKPOINT_FORMATS = ("2", "3")
+# format 2 (full checkpoint records only) is read as it is by format 3's readers
 _STORE_FORMAT = "1"
 # the formats `lgembed.format` must record for "checkpoint" and "store"
 _KNOWN_DBS = ("lgembed.records", "lgembed.format", "lgembed.store.items", "lgembed.store.namespaces")
@@ -148,7 +150,7 @@ def check_env(path: str) -> dict[str, Any]:
                 except lmdb.Error as e:
                     report.problem(f"database {name!r} cannot be opened ({describe(e)})")
             formats = _check_formats(txn, handles, report)
-            if "lgembed.records" in handles and formats.get("checkpoint") == _CHECKPOINT_FORMAT:
+            if "lgembed.records" in handles and formats.get("checkpoint") in _CHECKPOINT_FORMATS:
                 _check_records(txn, handles["lgembed.records"], report)
             if "lgembed.store.items" in handles and formats.get("store") == _STORE_FORMAT:
                 _check_store(txn, handles["lgembed.store.items"], handles.get("lgembed.store.namespaces"), report)
@@ -195,7 +197,7 @@ def _check_formats(txn: Any, handles: dict[str, Any], report: _Report) -> dict[s
         return formats
     for key, value in _walk(txn, db, "lgembed.format", report, "records"):
         formats[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    if "lgembed.records" in handles and formats.get("checkpoint") != _CHECKPOINT_FORMAT:
+    if "lgembed.records" in handles and formats.get("checkpoint") not in _CHECKPOINT_FORMATS:
         report.problem(
             f"checkpoint data is in format {formats.get('checkpoint')!r}; this lgembed checks format "
             f"{_CHECKPOINT_FORMAT} only (the records were walked for readable pages only)"
@@ -225,7 +227,7 @@ def _unpack(raw: bytes, size: int) -> list | None:
 
 def _check_records(txn: Any, db: Any, report: _Report) -> None:
     from lgembed.checkpoint._lmdb_env import decode_parts, parts_end
-    from lgembed.checkpoint.lmdb import _enc_version
+    from lgembed.checkpoint.lmdb import _enc_version, resolve_checkpoint
 
     serde = inspect_serde()
     checkpoints: set[bytes] = set()  # keys (group + b"c" + enc(id))
@@ -252,7 +254,7 @@ def _check_records(txn: Any, db: Any, report: _Report) -> None:
                 if record is None or type(record[0]) is not str or type(record[3]) is not str:
                     report.problem(f"{label}: the record does not decode (damaged bytes)")
                     continue
-                checkpoint = serde.loads_typed((record[0], record[1]))
+                checkpoint = resolve_checkpoint(lambda k: txn.get(k, db=db), key, record, serde.loads_typed)
                 serde.loads_typed((record[3], record[4]))
                 checkpoints.add(key)
                 report.counts["checkpoints"] += 1
