@@ -5,7 +5,7 @@ Metadata lives in pyproject.toml; this file only adds the extension modules.
 Every module of `ENGINE` in `lgembed/_engine.py` (read here from the file's text, so
 the two lists cannot drift) is compiled in place from its own source, typed by the
 augmenting declarations beside it (`lgembed/_channels.py` + `lgembed/_channels.pxd`
--> `lgembed/_channels.c` -> the extension `lgembed/_channels.<EXT_SUFFIX>`, DESIGN.md
+-> `lgembed/_channels.c` -> the extension `lgembed/_channels.<EXT_SUFFIX>`, docs/DESIGN.md
 §3). At run time `lgembed._engine` chooses the extensions or the sources, all or none.
 
 Without Cython, the generated `.c` files shipped in the sdist are compiled instead

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/_algo_py.py, compiled a second time by Cython
-# as lgembed._algo_c (DESIGN.md §3, STYLE.md §B). setup.py copies the pure module to
+# as lgembed._algo_c (docs/DESIGN.md §3, docs/STYLE.md §B). setup.py copies the pure module to
 # cext/lgembed/_algo_c.py next to this file and cythonizes the copy.
 #
 # Typing rules (same as _channels_c.pxd): only builtin container types the engine

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/_channels_py.py, compiled a second time by
-# Cython as lgembed._channels_c (DESIGN.md §3, STYLE.md §B). setup.py copies the pure
+# Cython as lgembed._channels_c (docs/DESIGN.md §3, docs/STYLE.md §B). setup.py copies the pure
 # module to cext/lgembed/_channels_c.py, next to this file, and cythonizes the copy.
 #
 # What is (and is not) declared here:

@@ -1,10 +1,10 @@
-"""Channels: the per-key state containers of a graph run (reference §2, C-1..C-11).
+"""Channels: the per-key state containers of a graph run (docs/BEHAVIOUR.md §2, C-1..C-11).
 
 Why this module exists: channel `update`/`get`/`checkpoint` are called for every
 written key in every superstep, so this is the hottest code of the engine. It is the
 pure-Python reference, and the build compiles this very file a second time with
 Cython as `lgembed._channels_c`, typed by `cext/lgembed/_channels_c.pxd`
-(DESIGN.md §3). Consumers import the classes from `lgembed._speedups` or
+(docs/DESIGN.md §3). Consumers import the classes from `lgembed._speedups` or
 `lgembed.channels`, never from here directly.
 
 Rules for code in this file, so that both builds behave identically:

@@ -3,7 +3,7 @@
 Why this module exists: the hot paths (channels, superstep kernels, step loop, tasks,
 node calls, branches, checkpointing, ids, serializer, savers: `ENGINE`) are written once
 in plain Python and compiled by Cython in place, from that same source, typed by an
-augmenting `.pxd` beside it (DESIGN.md §3): `lgembed/pregel/_loop.py` becomes the
+augmenting `.pxd` beside it (docs/DESIGN.md §3): `lgembed/pregel/_loop.py` becomes the
 extension module `lgembed/pregel/_loop.<EXT_SUFFIX>` beside it. Python's import
 system prefers an extension module to a source file of the same name, so
 `lgembed/__init__.py` installs `FINDER`, which loads every module of `ENGINE` from

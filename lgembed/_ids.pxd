@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/_ids.py in its compiled build (lgembed/_engine.py,
-# DESIGN.md §3): the digest is a C call from task_id and interrupt_id.
+# docs/DESIGN.md §3): the digest is a C call from task_id and interrupt_id.
 
 cdef object _EMPTY
 cdef str _digest(bytes data)

@@ -1,4 +1,4 @@
-"""The one build switch, `lgembed._engine` (STYLE.md §B, §C "Selection tests").
+"""The one build switch, `lgembed._engine` (docs/STYLE.md §B, §C "Selection tests").
 
 Every module of `_engine.ENGINE` is compiled in place from its own source; the
 process uses the extensions of all of them or the sources of all of them, following

@@ -1,4 +1,4 @@
-"""Dependencies between lgembed's modules point downwards only (DESIGN.md §2).
+"""Dependencies between lgembed's modules point downwards only (docs/DESIGN.md §2).
 
 Every module under lgembed/ is parsed (ast), and every import counted: module level
 and inside functions, relative imports resolved, `importlib.import_module("...")`
@@ -176,7 +176,7 @@ def test_engine_and_ports_do_not_import_the_builder_or_the_agent_layer():
 
 
 def test_imports_point_downwards():
-    """DESIGN.md §2's layers, bottom first: base values and errors, the hot core
+    """docs/DESIGN.md §2's layers, bottom first: base values and errors, the hot core
     (channels, kernels), the ports (checkpoint, store), the engine, the builder, the
     agent layer, the edge layer and bridge, the command and service."""
     upward = sorted(

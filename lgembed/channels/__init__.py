@@ -1,7 +1,7 @@
 """Channels: the state containers behind every key of a graph (LangGraph's `langgraph.channels`).
 
 The classes come from `lgembed._channels`, compiled when built (`lgembed._engine`).
-`DeltaChannel` (beta in LangGraph, reference C-10) is not provided.
+`DeltaChannel` (beta in LangGraph, docs/BEHAVIOUR.md C-10) is not provided.
 """
 
 from lgembed._channels import (

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/checkpoint/_id.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): a checkpoint id's timestamp and halves are C
+# (lgembed/_engine.py, docs/DESIGN.md §3): a checkpoint id's timestamp and halves are C
 # integers (a UUID timestamp needs 61 bits until the year 5236). The module's globals
 # stay Python objects (tests replace `_LAST_TIMESTAMP` and `time.time_ns`), except the
 # constant UUID epoch offset.

@@ -573,7 +573,7 @@ class SharedEnv:
 class EnvironmentRegistry:
     """The environments lgembed has open in this process, by real path, with reference counts.
 
-    This is lgembed's one process-wide registry (STYLE.md §H, "implicit LMDB
+    This is lgembed's one process-wide registry (docs/STYLE.md §H, "implicit LMDB
     ownership"). It exists because LMDB forbids a second open of the same environment
     in one process: `LmdbSaver(path)`, `LmdbStore(path)` and `LmdbStore(env=saver.env)`
     all end up in `acquire`, which returns the one `SharedEnv` of that directory,

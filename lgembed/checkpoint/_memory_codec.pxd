@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/checkpoint/_memory_codec.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): the stored-form helpers a put calls for every
+# (lgembed/_engine.py, docs/DESIGN.md §3): the stored-form helpers a put calls for every
 # channel and record are C functions, called as such from `_memory_store` (ordinary
 # functions for Python callers).
 

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/checkpoint/_memory_store.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): `_Store`, an InMemorySaver's tables and the code
+# (lgembed/_engine.py, docs/DESIGN.md §3): `_Store`, an InMemorySaver's tables and the code
 # that encodes and stores checkpoints, is a final extension type, so its fields are C
 # struct reads and its methods call each other as C functions (Python callers see
 # ordinary methods). `_Lane` is an extension type with three dict slots.

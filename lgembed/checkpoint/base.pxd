@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/checkpoint/base.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): the metadata merge that every put runs is a C
+# (lgembed/_engine.py, docs/DESIGN.md §3): the metadata merge that every put runs is a C
 # function, called as one from the savers' compiled modules (an ordinary function for
 # Python callers).
 

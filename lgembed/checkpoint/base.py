@@ -4,7 +4,7 @@ Why this module exists: the engine talks to persistence only through this class,
 a saver written for it (InMemorySaver, LmdbSaver, a user's own) is interchangeable,
 and engine code written against LangGraph's saver API (`langgraph.checkpoint.base`)
 works unchanged. Method names, signatures, defaults and tuple shapes are LangGraph
-1.2's (reference §9, P-0 .. P-13). Differences, all deliberate:
+1.2's (docs/BEHAVIOUR.md §9, P-0 .. P-13). Differences, all deliberate:
 
 - the async twins (`aget_tuple`, `alist`, `aput`, ...) default to running the sync
   method in the calling thread (LangGraph's base raises NotImplementedError); savers

@@ -20,7 +20,7 @@ that are not Enums are stored as the base type, as LangGraph does.
 Decisions, with LangGraph's behaviour for comparison:
 
 - tuple: stored as a msgpack array and loaded as a **list** (Z-2, O-15
-  `(1, 2) -> [1, 2]`). DESIGN.md §4 lists tuple as an extension type; parity with
+  `(1, 2) -> [1, 2]`). docs/DESIGN.md §4 lists tuple as an extension type; parity with
   LangGraph wins, so there is none. Exceptions: items of a set/frozenset and dict keys
   come back as tuples (a list cannot be hashed; LangGraph returns the raw payload for
   a frozenset of tuples).

@@ -1,4 +1,4 @@
-"""The `add_messages` reducer and `MessagesState` (reference §13 M-1, M-2).
+"""The `add_messages` reducer and `MessagesState` (docs/BEHAVIOUR.md §13 M-1, M-2).
 
 Why here: LangGraph programs import both from `langgraph.graph.message` (and from
 `langgraph.graph`); this module keeps that path.

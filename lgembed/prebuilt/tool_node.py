@@ -1,4 +1,4 @@
-"""`ToolNode` and `tools_condition`: run a model's tool calls inside a graph (reference §13 M-3…M-5).
+"""`ToolNode` and `tools_condition`: run a model's tool calls inside a graph (docs/BEHAVIOUR.md §13 M-3…M-5).
 
 Why this module exists: it is LangGraph's `langgraph.prebuilt.tool_node` for programs
 that run on lgembed. It takes lgembed `Tool`s, plain functions (made tools with

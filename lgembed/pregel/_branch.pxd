@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/pregel/_branch.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): `CompiledBranch` becomes an extension type with
+# (lgembed/_engine.py, docs/DESIGN.md §3): `CompiledBranch` becomes an extension type with
 # the fields of its `__slots__`, all `object` except the router (always a
 # NodeCallable), so routing is a chain of C calls.
 

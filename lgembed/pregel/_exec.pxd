@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/pregel/_exec.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): the task, its node, the node's callable and its
+# (lgembed/_engine.py, docs/DESIGN.md §3): the task, its node, the node's callable and its
 # branches are typed, so one attempt of a task is a chain of C calls and struct
 # accesses. The functions stay callable from Python (cpdef).
 

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/pregel/_loop.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): `Run` becomes an extension type, so the step
+# (lgembed/_engine.py, docs/DESIGN.md §3): `Run` becomes an extension type, so the step
 # loop's `self.<field>` reads and writes are C struct accesses instead of instance-dict
 # lookups. Every field stays `object`, so values keep exactly the pure build's
 # behaviour (no C ints that overflow, no bools that lose identity). `__dict__` keeps

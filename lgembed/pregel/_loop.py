@@ -1,4 +1,4 @@
-"""One run of a graph: the superstep state machine (reference §5).
+"""One run of a graph: the superstep state machine (docs/BEHAVIOUR.md §5).
 
 `Run` holds the state of one invocation (channels, versions, versions-seen, step
 counters, stream buffer) and implements the parts of the loop that do not depend

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/pregel/_persist.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): `CheckpointedRun` becomes an extension type over
+# (lgembed/_engine.py, docs/DESIGN.md §3): `CheckpointedRun` becomes an extension type over
 # `Run`, so a checkpointed step's `self.<field>` reads and writes are C struct accesses
 # and its overrides of Run's per-step methods are `cpdef` (C calls from the engine,
 # ordinary methods for Python callers). Every field stays `object`, as in Run.

@@ -2,7 +2,7 @@
 
 `CheckpointedRun` extends `Run` with everything a run does when the graph has a
 checkpointer. Runs without one never touch this module, so they build no checkpoint
-objects and pay nothing for persistence (DESIGN.md §3).
+objects and pay nothing for persistence (docs/DESIGN.md §3).
 
 Why over 600 lines: loading, input vs resume vs fork, pending writes, resume values,
 checkpoint events and saving are one state machine over the same run fields; split

@@ -1,5 +1,5 @@
 # Augmenting declarations for lgembed/pregel/_task.py in its compiled build
-# (lgembed/_engine.py, DESIGN.md §3): `Task` becomes an extension type with the fields
+# (lgembed/_engine.py, docs/DESIGN.md §3): `Task` becomes an extension type with the fields
 # of its `__slots__`, all `object` (same values and behaviour as the pure build).
 
 cdef class Task:
