@@ -7,7 +7,6 @@ Why apart from `_runner`: this is the per-task hot path, compiled with the engin
 
 from __future__ import annotations
 
-import logging
 import time
 from time import time as _wall_time
 from typing import Any
@@ -15,8 +14,6 @@ from typing import Any
 from lgembed.config import _TASK
 from lgembed.errors import GraphBubbleUp, ParentCommand, add_note
 from lgembed.types import Command
-
-logger = logging.getLogger("lgembed.pregel")
 
 # bound once: a task's start and end set and reset the current task (no attribute
 # lookups per task)
@@ -162,7 +159,11 @@ def _after_failure(task: Any, exc: Exception, attempts: int) -> float | None:
 
 def _log_retry(task: Any, delay: float, attempts: int, exc: BaseException) -> None:
     """LangGraph's log line after the wait before a retry (E-5), sync and async alike."""
-    logger.info(
+    # logging imported here, on the first retry: at module level it was most of the
+    # first invoke's cost (logging pulls traceback, textwrap, string and compiles regexes)
+    import logging
+
+    logging.getLogger("lgembed.pregel").info(
         f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempts}) "
         f"after {exc.__class__.__name__} {exc}",
         exc_info=exc,
