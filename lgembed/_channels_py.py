@@ -761,7 +761,17 @@ class BinaryOperatorAggregate(BaseChannel[Value, Value, Value]):
 
     def copy(self) -> BinaryOperatorAggregate:
         """Returns a copy of the channel."""
-        empty = self.__class__(self.typ, self.operator)
+        cls = self.__class__
+        if cls is BinaryOperatorAggregate:
+            # the fields copied as they are: __init__ would compute the initial value
+            # `T()` only to overwrite it (a router's local read copies the channel)
+            empty = object.__new__(cls)
+            empty.typ = self.typ
+            empty.key = self.key
+            empty.operator = self.operator
+            empty.value = self.value
+            return empty
+        empty = cls(self.typ, self.operator)
         empty.key = self.key
         empty.value = self.value
         return empty
