@@ -1,9 +1,8 @@
-# Augmenting declarations for lgembed/_algo_py.py, compiled a second time by Cython
-# as lgembed._algo_c (docs/DESIGN.md §3, docs/STYLE.md §B). setup.py copies the pure module to
-# cext/lgembed/_algo_c.py next to this file and cythonizes the copy.
+# Augmenting declarations for lgembed/_algo.py, which Cython compiles in place
+# (docs/DESIGN.md §3, docs/STYLE.md §B).
 #
-# Typing rules (same as _channels_c.pxd): only builtin container types the engine
-# always passes (dict, list, set) and C booleans are declared, so the compiled twin
+# Typing rules (same as _channels.pxd): only builtin container types the engine
+# always passes (dict, list, set) and C booleans are declared, so the compiled module
 # behaves exactly like the pure one; channel versions stay `object` (int, float or
 # str upstream).
 

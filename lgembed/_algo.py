@@ -1,7 +1,6 @@
 """Hot kernels of a superstep: applying a step's writes and finding the next step's PULL tasks.
 
-Reference implementation (pure Python); the build compiles this same source again
-as `lgembed._algo_c` (types in `cext/lgembed/_algo_c.pxd`). Behaviour: docs/BEHAVIOUR.md
+Pure Python, compiled in place by the build (types in `lgembed/_algo.pxd`). Behaviour: docs/BEHAVIOUR.md
 §5.3 and §5.5 (L-20…L-22, L-40…L-46).
 
 Strategy: the engine keeps, besides the channel map, the set of channels that an

@@ -1,6 +1,5 @@
-# Augmenting declarations for lgembed/_channels_py.py, compiled a second time by
-# Cython as lgembed._channels_c (docs/DESIGN.md §3, docs/STYLE.md §B). setup.py copies the pure
-# module to cext/lgembed/_channels_c.py, next to this file, and cythonizes the copy.
+# Augmenting declarations for lgembed/_channels.py, which Cython compiles in place
+# (docs/DESIGN.md §3, docs/STYLE.md §B).
 #
 # What is (and is not) declared here:
 # - The channel classes stay plain Python classes: a `cdef class` can subclass only

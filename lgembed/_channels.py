@@ -2,17 +2,16 @@
 
 Why this module exists: channel `update`/`get`/`checkpoint` are called for every
 written key in every superstep, so this is the hottest code of the engine. It is the
-pure-Python reference, and the build compiles this very file a second time with
-Cython as `lgembed._channels_c`, typed by `cext/lgembed/_channels_c.pxd`
-(docs/DESIGN.md §3). Consumers import the classes from `lgembed._speedups` or
-`lgembed.channels`, never from here directly.
+pure-Python source of both builds: the build compiles this very file in place with
+Cython, typed by `lgembed/_channels.pxd` beside it (docs/DESIGN.md §3), and
+`lgembed._engine` picks the build. Users import the classes from `lgembed.channels`.
 
 Rules for code in this file, so that both builds behave identically:
 - Plain Python only; annotations are documentation (the build turns Cython's
   annotation typing off, see setup.py).
 - Names that the `.pxd` declares `cdef` (imported constants, `_PLAIN`, the `_*_LIKE`
   tuples and the `_`-prefixed helper functions) are not module attributes of the
-  compiled twin, so none of them may be listed in `__all__` or used from outside.
+  compiled module, so none of them may be listed in `__all__` or used from outside.
 - Behaviour, method names and error texts are LangGraph 1.2's; the texts come from
   `lgembed.errors` templates.
 
@@ -761,7 +760,17 @@ class BinaryOperatorAggregate(BaseChannel[Value, Value, Value]):
 
     def copy(self) -> BinaryOperatorAggregate:
         """Returns a copy of the channel."""
-        empty = self.__class__(self.typ, self.operator)
+        cls = self.__class__
+        if cls is BinaryOperatorAggregate:
+            # the fields copied as they are: __init__ would compute the initial value
+            # `T()` only to overwrite it (a router's local read copies the channel)
+            empty = object.__new__(cls)
+            empty.typ = self.typ
+            empty.key = self.key
+            empty.operator = self.operator
+            empty.value = self.value
+            return empty
+        empty = cls(self.typ, self.operator)
         empty.key = self.key
         empty.value = self.value
         return empty

@@ -654,3 +654,39 @@ def test_lgembed_openai_format_with_lc(lc):
         "'args': {}, 'id': 'c', 'type': 'tool_call'}], invalid_tool_calls=[]), ToolMessage(content='r', tool_call_id='c')]"
     )
     assert [type(m) for m in out] == [lc.AIMessage, lc.ToolMessage]
+
+
+def test_add_messages_append_paths_match_the_general_merge():
+    # the append shortcut (all ids of `left` set) must give what the by-id merge gives
+    from lgembed.graph.message import add_messages
+    from lgembed.messages import AIMessage, HumanMessage, RemoveMessage
+
+    left = [HumanMessage("a", id="1"), AIMessage("b", id="2")]
+    # fresh ids: appended, ids assigned in place, a new list
+    new = [AIMessage("c"), HumanMessage("d")]
+    out = add_messages(left, new)
+    assert [m.content for m in out] == ["a", "b", "c", "d"] and out is not left
+    assert all(m.id for m in new) and new[0].id != new[1].id
+    # given ids not in left: appended
+    out = add_messages(left, [AIMessage("e", id="3")])
+    assert [(m.id, m.content) for m in out] == [("1", "a"), ("2", "b"), ("3", "e")]
+    # an id of left: replaced in place
+    out = add_messages(left, [AIMessage("B", id="2"), HumanMessage("f", id="4")])
+    assert [(m.id, m.content) for m in out] == [("1", "a"), ("2", "B"), ("4", "f")]
+    # the same new id twice in right: the second replaces the first
+    out = add_messages(left, [AIMessage("g", id="5"), AIMessage("h", id="5")])
+    assert [(m.id, m.content) for m in out] == [("1", "a"), ("2", "b"), ("5", "h")]
+    # removal, and a removal of an unknown id
+    out = add_messages(left, [RemoveMessage(id="1")])
+    assert [m.id for m in out] == ["2"]
+    with pytest.raises(ValueError, match="Attempting to delete a message with an ID that doesn't exist \\('9'\\)"):
+        add_messages(left, [AIMessage("x"), RemoveMessage(id="9")])
+    # a left message without an id gets one too
+    bare = HumanMessage("z")
+    out = add_messages([bare], [AIMessage("y")])
+    assert bare.id and [m.content for m in out] == ["z", "y"]
+    # a single message, dicts and format checks still go through
+    assert [m.content for m in add_messages(left, AIMessage("s"))][-1] == "s"
+    assert add_messages(left, {"role": "user", "content": "u"})[-1].type == "human"
+    with pytest.raises(ValueError, match="Unrecognized format='x'"):
+        add_messages(left, [AIMessage("q")], format="x")

@@ -12,7 +12,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 _stamp=$(.venv/bin/python tools/_build_stamp.py "$EXTRAS")
 if [ -f .venv/.lgembed-build ] && [ "$(cat .venv/.lgembed-build)" = "$_stamp" ] \
-   && LGEMBED_EXTENSIONS=required .venv/bin/python -c "import lgembed.pregel.main, lgembed._speedups" 2>/dev/null; then
+   && LGEMBED_EXTENSIONS=required .venv/bin/python -c "import lgembed.pregel.main, lgembed._channels" 2>/dev/null; then
   echo "lgembed: .venv is current (build and dependencies unchanged), reused"
 else
   rm -f .venv/.lgembed-build

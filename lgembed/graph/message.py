@@ -23,6 +23,8 @@ Coercion into langchain-core classes uses langchain-core's own `convert_to_messa
 
 import os
 from functools import partial
+from itertools import count
+from operator import attrgetter
 from typing import Annotated, Any, TypedDict, Union
 
 from lgembed.messages import (
@@ -42,9 +44,30 @@ REMOVE_ALL_MESSAGES = "__remove_all__"
 """Id of a `RemoveMessage` that deletes every message before it (M-1)."""
 
 
+_RANDOM: list = [(b"", count(256))]
+# random bytes read ahead for `_new_id` with a counter of the 16-byte slots handed out:
+# one os.urandom call per 256 ids instead of a system call per message. `next()` on the
+# counter is atomic, so two threads never get the same slot.
+
+
+def _forget_random() -> None:
+    # a forked child must not hand out its parent's ids
+    _RANDOM[0] = (b"", count(256))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_random)
+
+
 def _new_id() -> str:
     # str(uuid.uuid4()) without importing uuid (which pulls in `platform`)
-    b = bytearray(os.urandom(16))
+    while True:
+        data, slots = _RANDOM[0]
+        i = next(slots)
+        if i < 256:
+            break
+        _RANDOM[0] = (os.urandom(4096), count())
+    b = bytearray(data[i * 16 : i * 16 + 16])
     b[6] = (b[6] & 0x0F) | 0x40  # version 4
     b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
     h = b.hex()
@@ -113,6 +136,26 @@ def _add_messages(left: Messages, right: Messages, *, format: str | None = None)
     left = _coerce(left, left, right, lc, flavour)
     right = _coerce(right, left, right, lc, flavour)
 
+    # Strategy: the common update appends new messages to a history whose messages all
+    # have ids. Checked with C-level scans (no per-message Python loop over `left`):
+    # then the result is `left + right`, which is what the general merge below returns
+    # for it (no id of `right` is in `left` or repeated, nothing to remove).
+    if None not in map(_get_id, left):
+        fresh = True  # every message of `right` got a new id here (so none can match)
+        for m in right:
+            if m.id is None:
+                m.id = _new_id()
+            else:
+                fresh = False
+            if m.type == "remove":
+                break
+        else:
+            if fresh or _all_new(left, right):
+                merged = left + right
+                if format:
+                    merged = _format(merged, format)
+                return merged
+
     remove_all_idx = None
     for m in left:
         if m.id is None:
@@ -145,12 +188,27 @@ def _add_messages(left: Messages, right: Messages, *, format: str | None = None)
     if ids_to_remove:
         merged = [m for m in merged if m.id not in ids_to_remove]
 
-    if format == "langchain-openai":
-        merged = _format_openai(merged)
-    elif format:
-        msg = f"Unrecognized {format=}. Expected one of 'langchain-openai', None."
-        raise ValueError(msg)
+    if format:
+        merged = _format(merged, format)
     return merged
+
+
+def _format(merged: list, format: str) -> list:
+    if format == "langchain-openai":
+        return _format_openai(merged)
+    msg = f"Unrecognized {format=}. Expected one of 'langchain-openai', None."
+    raise ValueError(msg)
+
+
+_get_id = attrgetter("id")
+
+
+def _all_new(left: list, right: list) -> bool:
+    """Whether the ids of `right` (all set) are distinct and none is in `left`."""
+    ids = set(map(_get_id, right))
+    if len(ids) != len(right):
+        return False
+    return ids.isdisjoint(map(_get_id, left))
 
 
 _add_messages.__name__ = _add_messages.__qualname__ = "add_messages"
@@ -159,7 +217,10 @@ _add_messages.__name__ = _add_messages.__qualname__ = "add_messages"
 def _coerce(messages: list, left: list, right: list, lc: Any, flavour: list) -> list:
     # Fast path: a history is all plain messages, so check the few distinct types.
     types = set(map(type, messages))
+    if types <= _PLAIN_TYPES:
+        return messages
     if all(_is_plain_message_type(t, lc) for t in types):
+        _PLAIN_TYPES.update(types)
         return messages
     out = []
     for m in messages:
@@ -175,6 +236,10 @@ def _coerce(messages: list, left: list, right: list, lc: Any, flavour: list) -> 
             else:
                 out.append(convert_to_message(m))
     return out
+
+
+_PLAIN_TYPES: set = set()
+# message classes found plain (a message, not a chunk) once: that cannot change later
 
 
 def _is_plain_message_type(t: type, lc: Any) -> bool:

@@ -14,12 +14,14 @@ from typing import Any, Literal, Sequence, Union, get_args, get_origin, get_type
 
 from lgembed._constants import END, NS_END, NS_SEP, RESERVED, START, TAG_HIDDEN, TASKS
 from lgembed._channels import (
+    BinaryOperatorAggregate,
     EphemeralValue,
     LastValue,
     LastValueAfterFinish,
     NamedBarrierValue,
     NamedBarrierValueAfterFinish,
     Topic,
+    UntrackedValue,
 )
 from lgembed._schema import pick_mapper, schema_value_types
 from lgembed.graph._fields import get_channels
@@ -664,6 +666,37 @@ class CompiledStateGraph(Pregel):
             state_schema=builder.state_schema,
             **kwargs,
         )
+        self._index_view(builder, channels, nodes)
+
+    view_keys: Any = None
+    view_set: frozenset = frozenset()
+
+    def _index_view(self, builder: StateGraph, channels: dict, nodes: dict) -> None:
+        """Sets up the engine's state view (DESIGN.md §3, `Run.read_view`).
+
+        `view_keys` is the list of state keys when every state channel is of a kind
+        whose `get()` is its `value` slot and that only a write can change (an exact
+        LastValue, BinaryOperatorAggregate or UntrackedValue); else None, and every
+        read walks the channels. Readers of exactly those keys (node inputs, router
+        selects, the output keys) are given the very same list object, which is how
+        the engine recognises them: an identity test per read, no per-step comparison.
+        """
+        keys = list(builder.channels)
+        if not keys or keys == ["__root__"]:
+            return
+        stable = (LastValue, BinaryOperatorAggregate, UntrackedValue)
+        if any(type(channels[k]) not in stable for k in keys):
+            return
+        self.view_keys = keys
+        self.view_set = frozenset(keys)
+        for node in nodes.values():
+            if type(node.reads) is list and node.reads == keys:
+                node.reads = keys
+            for branch in node.branches:
+                if type(branch.select) is list and branch.select == keys:
+                    branch.select = keys
+        if type(self.output_channels) is list and self.output_channels == keys:
+            self.output_channels = keys
 
     def get_graph(self, config: Any = None, *, xray: Any = False) -> Any:
         """The graph's structure, for drawing (`.draw_mermaid()`); `xray` expands subgraphs."""

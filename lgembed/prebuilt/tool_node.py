@@ -264,12 +264,8 @@ class ToolNode:
         if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
             return input["state"]
         if isinstance(input, list) and input and isinstance(input[-1], dict) and input[-1].get("type") == "tool_call":
-            task = config.get(CONF, {}).get("__pregel_lgembed_task")
-            if task is None or task.node is None:
-                return {}
-            reads = task.node.reads
-            keys = [reads] if isinstance(reads, str) else list(reads)
-            return task.local_read(keys, None)
+            read_state = config.get(CONF, {}).get("__pregel_read_state")
+            return {} if read_state is None else read_state()
         return input
 
     def _tool_runtime(self, input: Any, config: dict, runtime: Any, call: dict) -> ToolRuntime:

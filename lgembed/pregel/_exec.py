@@ -159,7 +159,9 @@ def _after_failure(task: Any, exc: Exception, attempts: int) -> float | None:
 
 def _log_retry(task: Any, delay: float, attempts: int, exc: BaseException) -> None:
     """LangGraph's log line after the wait before a retry (E-5), sync and async alike."""
-    import logging  # only a retried task logs (`import lgembed.graph` does not load logging)
+    # logging imported here, on the first retry: at module level it was most of the
+    # first invoke's cost (logging pulls traceback, textwrap, string and compiles regexes)
+    import logging
 
     logging.getLogger("lgembed.pregel").info(
         f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempts}) "

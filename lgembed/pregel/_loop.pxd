@@ -26,7 +26,10 @@ cdef class Run:
     cdef public object error, _checkpoint_id, thread_id, run_id, stream_writer
     cdef public object context, _runtime, output, values_emitted, lazy_values
     cdef public object ns_value, parents, nodes, trigger_to_nodes, finishing
+    cdef public object view_keys, view_set, view, view_src
 
+    cpdef read_view(self)
+    cpdef build_view(self)
     cpdef check_limit(self)
     @cython.locals(node=PregelNode, tasks=list)
     cpdef prepare(self)
@@ -34,6 +37,7 @@ cdef class Run:
     cpdef commit(self, Task task)
     cpdef after_tasks(self)
     cpdef after_tick(self)
+    @cython.locals(view=dict, channels=dict)
     cpdef apply(self, tasks)
     cpdef next_version(self)
     cpdef end_step(self)

@@ -124,6 +124,13 @@ class Run:
         # channels: fresh copies of the graph's channel prototypes (a checkpointed run
         # builds them from the loaded checkpoint instead)
         self.channels: dict = graph._empty_channels() if self._new_channels else {}
+        # the state view (DESIGN.md §3): the whole state as one dict kept current by
+        # apply(), so a node or router that reads every key copies it in one C call
+        # instead of walking every channel by name; None until first read
+        self.view_keys = getattr(graph, "view_keys", None)
+        self.view_set = getattr(graph, "view_set", _NO_MODES)
+        self.view: dict | None = None
+        self.view_src: dict | None = None
         self.versions: dict = {}
         self.seen: dict = {INPUT: {}}
         self.max_version: Any = None
@@ -241,6 +248,8 @@ class Run:
             self.emit("values", payload_fn())
 
     def read_output(self, keys: Any) -> Any:
+        if keys is self.view_keys and keys is not None:
+            return self.read_view()
         channels = self.channels
         if type(keys) is str:
             ch = channels[keys]
@@ -256,6 +265,32 @@ class Run:
                 out[k] = ch.get()
         return out
 
+    # --- the state view ------------------------------------------------------------------
+
+    def read_view(self) -> dict:
+        """A new dict of the available channels of `view_keys`, in their order (what
+        `read_input` of a node reading the whole state returns, without managed values).
+
+        Strategy: the view is built once per channel set (here, in key order) and then
+        kept current by `apply`; a read is one dict copy.
+        """
+        view = self.view
+        if view is None or self.view_src is not self.channels:
+            view = self.build_view()
+        return view.copy()
+
+    def build_view(self) -> dict:
+        """(Re)builds the state view from the channels, in `view_keys` order."""
+        channels = self.channels
+        view = {}
+        for key in self.view_keys:
+            value = channels[key].value  # view channels are exact stable kinds: get() is `value`
+            if value is not MISSING:
+                view[key] = value
+        self.view = view
+        self.view_src = channels
+        return view
+
     # --- versions ----------------------------------------------------------------------
 
     def next_version(self) -> Any:
@@ -268,6 +303,7 @@ class Run:
         """Engine keys a task's config carries to nested graphs (G-1, G-4, S-2)."""
         configurable[CONFIG_KEY_CHECKPOINT_MAP] = {**self.parents, self.ns_value: self.checkpoint_id}
         configurable[CONFIG_KEY_TASK] = task
+        configurable["__pregel_read_state"] = task.read_state  # LangGraph's CONFIG_KEY_READ_STATE
         configurable["__pregel_resuming"] = self.resuming
         if self.child_sink is not None:
             configurable["__pregel_stream"] = (self.child_sink, self.modes)
@@ -339,12 +375,19 @@ class Run:
         versions = self.versions
         seen = self.seen
         null = self.null_version
+        view_keys = self.view_keys
         for name in candidates:
             node = nodes[name]
             if node_triggered(node.triggers, channels, versions, seen.get(name), null):
-                value = node.read_input(channels, step, stop)
-                if value is MISSING:
-                    continue
+                if node.reads is view_keys and view_keys is not None:
+                    # the whole state: a copy of the view, then managed values (as read_input)
+                    value = self.read_view()
+                    for key, manager in node.managed:
+                        value[key] = manager.get(step, stop)
+                else:
+                    value = node.read_input(channels, step, stop)
+                    if value is MISSING:
+                        continue
                 mapper = node.mapper
                 if mapper is not None:
                     try:
@@ -594,8 +637,16 @@ class Run:
         self.end_step()
 
     def apply(self, tasks: list) -> set:
-        """apply_writes over this run's channels, versions and versions-seen; returns the updated channels."""
-        return apply_writes(
+        """apply_writes over this run's channels, versions and versions-seen; returns the updated channels.
+
+        Keeps the state view current: only channels of the view that tasks wrote can
+        have changed (view channels neither clear on empty updates, nor consume, nor
+        finish), so the cost follows the writes, not the size of the state.
+        """
+        view = self.view
+        # dropped while applying: a write that raises leaves no half-updated view
+        self.view = None
+        updated = apply_writes(
             self.channels,
             self.versions,
             self.seen,
@@ -605,6 +656,23 @@ class Run:
             self.live,
             self.finishing,
         )
+        if view is not None and self.view_src is self.channels:
+            channels = self.channels
+            view_set = self.view_set
+            for task in tasks:
+                for chan, _ in task.writes:
+                    if chan in view_set:
+                        value = channels[chan].value
+                        if chan in view:
+                            if value is MISSING:
+                                del view[chan]
+                            else:
+                                view[chan] = value
+                        elif value is not MISSING:
+                            # a key becoming available: rebuilt on next read, in key order
+                            return updated
+            self.view = view
+        return updated
 
     def end_step(self) -> None:
         """Advances to the next step (checkpointed runs save a checkpoint here)."""
@@ -621,10 +689,13 @@ class Run:
         if type(keys) is str:
             if keys not in updated:
                 return
-        elif updated.isdisjoint(keys):
-            return
-        if not _wrote_to(tasks, keys):
-            return
+            if not _wrote_to(tasks, keys):
+                return
+        else:
+            # the whole state: its set, so both tests cost the step's writes
+            names = self.view_set if keys is self.view_keys else keys
+            if updated.isdisjoint(names) or not _wrote_to(tasks, names):
+                return
         self.emit_values(partial(self.read_output, keys))
 
     def apply_interrupted_step(self) -> None:

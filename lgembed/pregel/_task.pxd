@@ -2,6 +2,9 @@
 # (lgembed/_engine.py, docs/DESIGN.md §3): `Task` becomes an extension type with the fields
 # of its `__slots__`, all `object` (same values and behaviour as the pure build).
 
+cimport cython
+
+
 cdef class Task:
     cdef public object name, node, input, path, triggers, writes, order, run
     cdef public object _id, _config, _runtime, node_error, interrupt_idx, resume_values
@@ -10,3 +13,5 @@ cdef class Task:
 
     # the node-local read of routers (N-4): a C call from CompiledBranch
     cpdef local_read(self, select, mapper)
+    @cython.locals(values=dict, updated=dict, vals=list)
+    cdef _local_view(self, run)

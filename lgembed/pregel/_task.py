@@ -169,9 +169,26 @@ class Task:
 
     # --- reads ------------------------------------------------------------------------
 
+    def read_state(self) -> Any:
+        """The state this task's node reads, after the task's own writes so far.
+
+        Given to the task's config as `__pregel_read_state`, the key LangGraph's
+        `ToolNode` reads the state through when it is called with tool calls only.
+        """
+        node = self.node
+        if node is None:
+            return {}
+        reads = node.reads
+        return self.local_read(reads if isinstance(reads, str) else list(reads), None)
+
     def local_read(self, select: Any, mapper: Any) -> Any:
         """State as this task sees it after its own writes so far (N-4)."""
-        channels = self.run.channels
+        run = self.run
+        if select is run.view_keys and select is not None:
+            values = self._local_view(run)
+            if values is not None:
+                return mapper(values) if mapper is not None else values
+        channels = run.channels
         writes = self.writes
         if type(select) is str:
             vals = [v for c, v in writes if c == select]
@@ -211,6 +228,43 @@ class Task:
                 values[k] = ch.get()
         if mapper is not None:
             return mapper(values)
+        return values
+
+    def _local_view(self, run: Any) -> Any:
+        """`local_read` of the whole state: a copy of the run's state view with this
+        task's writes to it applied (cost: the writes, not the state's size); None when
+        a write makes a key available that the view lacks (the caller's walk keeps the
+        key order then)."""
+        values = run.read_view()
+        view_set = run.view_set
+        updated = None
+        for c, v in self.writes:
+            if c in view_set:
+                if updated is None:
+                    updated = {c: [v]}
+                else:
+                    vals = updated.get(c)
+                    if vals is None:
+                        updated[c] = [v]
+                    else:
+                        vals.append(v)
+        if updated is None:
+            return values
+        channels = run.channels
+        for k, vals in updated.items():
+            if k not in values:
+                return None
+            ch = channels[k]
+            if len(vals) == 1 and ch._lg_kind == 1:  # an exact LastValue: its value
+                values[k] = vals[0]
+                continue
+            ch = ch.copy()
+            ch.update(vals)
+            value = ch.value  # view channels: get() is `value`, MISSING when empty
+            if value is MISSING:
+                del values[k]
+            else:
+                values[k] = value
         return values
 
     # --- interrupts ---------------------------------------------------------------------
