@@ -17,11 +17,15 @@ $PY -m venv --without-pip /opt/venv-c
 $PY -m venv --without-pip /opt/venv-py
 echo "-- venvs: $(( $(now) - s )) s"
 # prove that no index is reachable: the ordinary client, the ordinary registry
-if $PY -m pip download --no-deps --timeout 5 --retries 0 -d /tmp/probe msgpack > /tmp/probe.log 2>&1; then
+if $PY -m pip download -vv --no-deps --timeout 5 --retries 0 -d /tmp/probe msgpack > /tmp/probe.log 2>&1; then
   echo "FAIL: pip reached a package index from inside the rootfs"; exit 1
 fi
+# ... and fails for the right reason: no connection (not a broken pip or CA bundle)
+if ! grep -qE "NewConnectionError|Failed to establish a new connection|name resolution|Network is unreachable" /tmp/probe.log; then
+  echo "FAIL: 'pip download msgpack' failed, but not for want of a network:"; tail -5 /tmp/probe.log; exit 1
+fi
 echo "-- offline proven: 'pip download msgpack' fails:"
-grep -iE "errno|connection|resolution|No matching" /tmp/probe.log | head -3 | cut -c1-220 | sed 's/^/     /'
+grep -E "^Could not fetch URL|^ERROR: No matching" /tmp/probe.log | head -2 | cut -c1-200 | sed 's/^/     /'
 $PY - <<'PYEOF'
 import socket
 try:
