@@ -7,13 +7,15 @@
 # dist/ + wheelhouse/ (+ the test dependencies' wheels, downloaded or cross-built on the
 # host and cached), the compiled wheel into one venv and the pure wheel into another.
 #
-# Usage: bash tools/test-arm.sh aarch64|armv7l|x86_64 [--smoke|--footprint] [--python 3.11|3.13]
+# Usage: bash tools/test-arm.sh aarch64|armv7l|x86_64 [--smoke|--footprint] [--python 3.11|3.13] [-- PYTEST_ARGS]
 #   (default)    the whole test suite in both builds: LGEMBED_EXTENSIONS=required with the
 #                compiled wheel, =off with the pure wheel; the tests qemu cannot run are
 #                deselected, each with its reason printed (tools/arm/qemu-skips.txt)
 #   --smoke      offline install + tools/arm/smoke.py in both builds (what CI runs)
 #   --footprint  wheel/installed sizes, import + compile time and RSS of lgembed (both
 #                builds) and of LangGraph 1.2.22 installed the same way
+#   -- PYTEST_ARGS  the suite mode runs these test paths / node ids instead of tests/
+#                (e.g. -- tests/test_service_api.py: a quick look at one module, both builds)
 #   LGEMBED_ARM_PARALLEL=1 runs the suite's two builds at once (one core each).
 #   x86_64 runs the same rootfs natively (no qemu), for the footprint's reference column.
 # The rootfs tarball is cached in $LGEMBED_WHEELS_CACHE (default ~/.cache/lgembed-wheels).
@@ -23,12 +25,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/tools/arm/common.sh"
 [ $# -ge 1 ] || die "usage: bash tools/test-arm.sh aarch64|armv7l|x86_64 [--smoke|--footprint] [--python 3.11|3.13]"
 ARCH=$1; shift
-MODE=suite PYVER=3.11
+MODE=suite PYVER=3.11 TESTS=()
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) MODE=smoke ;;
     --footprint) MODE=footprint ;;
     --python) PYVER=$2; shift ;;
+    --) shift; TESTS=("$@"); break ;;
     *) die "unknown option $1" ;;
   esac
   shift
@@ -93,7 +96,9 @@ if [ $VARIANT = extract ] && [ ! -s "$R/etc/ssl/certs/ca-certificates.crt" ]; th
 fi
 L=$R/opt/lg; mkdir -p "$L"/{dist,wheelhouse,testdeps,lgdeps,src}
 cp "$CWHL" "$PWHL" "$L/dist/"
+# this target's part of the wheelhouse: its platform wheels and the pure ones (the hardware extra)
 cp "$ROOT"/wheelhouse/*-"$TAG"-*_"$ARCH".whl "$L/wheelhouse/"
+cp "$ROOT"/wheelhouse/*-none-any.whl "$L/wheelhouse/" 2>/dev/null || true
 cp "$ROOT"/tools/arm/{inside.sh,smoke.py,footprint.py} "$L/"
 
 # --- wheels for the tests / LangGraph, downloaded for the target (cached) ----------------
@@ -122,10 +127,9 @@ target_wheels() {  # target_wheels DIR "SDIST_PROJECTS" REQ...: wheels for this 
     || { grep -v "^WARNING: Location" "$WORK/download.log" | tail -25 >&2; die "no $ARCH $TAG wheels for: $*"; }
 }
 case $MODE in
-  smoke)  # the smoke's UART check needs pyserial, nothing else
-    TD=$CACHE/smokedeps-$TAG-$ARCH
-    if ! ls "$TD"/pyserial-*.whl >/dev/null 2>&1; then target_wheels "$TD" "" pyserial; fi
-    cp "$TD"/*.whl "$L/testdeps/" ;;
+  smoke)  # lgembed[hardware] from dist/ + wheelhouse/ alone, as on an offline board
+    ls "$ROOT"/wheelhouse/pyserial-*.whl >/dev/null 2>&1 \
+      || die "no pyserial (the hardware extra) in wheelhouse/: rerun bash tools/wheels.sh" ;;
   suite)
     TD=$CACHE/testdeps-$TAG-$ARCH
     # the test, pydantic and hardware extras of pyproject.toml
@@ -182,6 +186,7 @@ if [ "$MODE" = suite ]; then
   (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- tests setup.py pyproject.toml cext examples tools \
      | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$L/src"
 fi
+printf '%s\n' "${TESTS[@]:-tests}" > "$L/tests.txt"
 # tests qemu-user cannot run: deselected, reasons printed
 : > "$L/deselect.txt"
 if [ "$MODE" = suite ] && [ "$ARCH" != x86_64 ]; then
@@ -214,7 +219,7 @@ unshare -m -n --propagation private /bin/bash -c '
 echo "  $MODE: $(( $(date +%s) - s )) s in the rootfs; total $(( $(date +%s) - T0 )) s" >&2
 if [ "$MODE" = footprint ]; then
   echo "wheels: lgembed $(du -k "$CWHL" | cut -f1) kB compiled, $(du -k "$PWHL" | cut -f1) kB pure;" \
-       "msgpack+lmdb $(cat "$L"/wheelhouse/*.whl | wc -c | awk '{print int($1/1024)}') kB;" \
+       "msgpack+lmdb $(cat "$L"/wheelhouse/{msgpack,lmdb}-*.whl | wc -c | awk '{print int($1/1024)}') kB;" \
        "langgraph + deps $(cat "$L"/lgdeps/*.whl | wc -c | awk '{print int($1/1024)}') kB ($(ls "$L"/lgdeps/*.whl | wc -l) wheels)"
 fi
 [ $rc -eq 0 ] || die "$MODE on $ARCH failed (exit $rc)"
