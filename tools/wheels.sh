@@ -4,8 +4,9 @@
 #               no Cython builds it), lgembed-X-py3-none-any.whl (pure: LGEMBED_EXTENSIONS=off),
 #               manylinux2014 wheels for x86_64, aarch64, armv7l x CPython 3.11, 3.13
 #   wheelhouse/ msgpack and lmdb wheels for the same targets (armv7l cross-built from their
-#               sdists: the index has none; aarch64/x86_64 downloaded), so that
-#               pip install --no-index --find-links dist --find-links wheelhouse lgembed
+#               sdists: the index has none; aarch64/x86_64 downloaded), and the `hardware`
+#               extra's wheels, so that
+#               pip install --no-index --find-links dist --find-links wheelhouse "lgembed[hardware]"
 #               works on an offline board.
 # Every compiled wheel is checked: `auditwheel show` must report manylinux_2_17, every
 # extension's ELF machine, class and file suffix must match the wheel's tags
@@ -119,6 +120,27 @@ for sd in "$DEPS"/sdist/*.tar.gz; do
 done
 if [ ${#JOBS[@]} -gt 0 ]; then log "cross-building dependency wheels"; run_jobs; fi
 
+# --- the hardware extra (pyserial, python-can, can-isotp, python-periphery and what they
+# need) for every target, so that `pip install --no-index ... "lgembed[hardware]"` works on
+# an offline board too; pure Python or manylinux2014 wheels (cached per requirement list)
+HW=$("$TOOLS/python" -c 'import sys, tomllib
+print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]["hardware"]))' "$ROOT/pyproject.toml")
+mapfile -t HW_ARR <<< "$HW"
+for pyver in "${PYVERS[@]}"; do
+  tag=cp${pyver/./}
+  for arch in "${ARCHES[@]}"; do
+    hwd=$DEPS/hardware-$tag-$arch
+    [ "$(cat "$hwd/requirements.txt" 2>/dev/null)" = "$HW" ] && continue
+    log "the hardware extra for $arch $tag"
+    rm -rf "$hwd"; mkdir -p "$hwd"
+    # --find-links: msgpack (python-can needs it) is the wheelhouse's own
+    "$TOOLS/pip" download -q --only-binary :all: --platform "manylinux2014_$arch" --python-version "$pyver" \
+      --implementation cp --abi "$tag" --find-links "$DEPS/wheels" -d "$hwd" "${HW_ARR[@]}" > "$WORK/logs/hw.log" 2>&1 \
+      || { grep -v "^WARNING: Location" "$WORK/logs/hw.log" | tail -20; die "the hardware extra for $arch $tag"; }
+    echo "$HW" > "$hwd/requirements.txt"
+  done
+done
+
 # --- lgembed: a clean copy of the tree (tracked + untracked-not-ignored files) ------------
 SRC=$WORK/src; mkdir -p "$SRC"
 (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard \
@@ -168,6 +190,7 @@ rm -f "$ROOT"/dist/lgembed-* "$ROOT"/wheelhouse/*.whl
 cp "$OUT"/lgembed-* "$ROOT/dist/"
 echo "$KEY" > "$ROOT/dist/.source-key"
 cp "$DEPS"/wheels/*.whl "$ROOT/wheelhouse/"
+cp -n "$DEPS"/hardware-*/*.whl "$ROOT/wheelhouse/"
 
 # --- checks --------------------------------------------------------------------------------
 log "checks: auditwheel show, ELF machine/class/suffix per extension, armv7 attributes"

@@ -14,5 +14,7 @@ cdef unsigned long long _next_timestamp() except? 0
 @cython.locals(timestamp=cython.ulonglong, seq=cython.ulonglong, node=cython.ulonglong, high=cython.ulonglong)
 cpdef str uuid6_str(clock_seq)
 
-@cython.locals(micros=cython.longlong, second=cython.longlong, micro=cython.longlong)
+@cython.locals(micros=cython.longlong, second=cython.longlong, micro=cython.longlong, days=cython.longlong,
+               sod=cython.longlong, z=cython.longlong, era=cython.longlong, doe=cython.longlong, yoe=cython.longlong,
+               doy=cython.longlong, mp=cython.longlong, day=cython.longlong, month=cython.longlong, year=cython.longlong)
 cpdef str now_iso()

@@ -110,14 +110,33 @@ def now_iso() -> str:
     `time.time_ns()` with the date and time of the current second cached.
 
     Same string: microseconds truncated as `datetime.now` does, and no fraction when
-    they are 0, as `isoformat` does.
+    they are 0, as `isoformat` does. The date is computed from the integer seconds,
+    so it is right on 32-bit time_t platforms after 2038 too.
     """
     micros = time.time_ns() // 1000
     second = micros // 1_000_000
     micro = micros - second * 1_000_000
     cached = _ISO_SECOND
     if cached[0] != second:
-        cached = (second, "%04d-%02d-%02dT%02d:%02d:%02d" % time.gmtime(second)[:6])
+        # The civil date from the day count, in integers (H. Hinnant's days -> civil
+        # algorithm, proleptic Gregorian, eras of 400 years = 146097 days), not
+        # time.gmtime: a 32-bit time_t (Debian 12 armhf) makes gmtime raise
+        # OverflowError after 2038-01-19.
+        days = second // 86400
+        sod = second - days * 86400
+        z = days + 719468  # days since 0000-03-01
+        era = z // 146097
+        doe = z - era * 146097  # [0, 146096]
+        yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365  # [0, 399]
+        doy = doe - (365 * yoe + yoe // 4 - yoe // 100)  # [0, 365], from March 1st
+        mp = (5 * doy + 2) // 153  # [0, 11], March = 0
+        day = doy - (153 * mp + 2) // 5 + 1
+        month = mp + 3 if mp < 10 else mp - 9
+        year = yoe + era * 400 + (1 if month <= 2 else 0)
+        cached = (
+            second,
+            "%04d-%02d-%02dT%02d:%02d:%02d" % (year, month, day, sod // 3600, sod // 60 % 60, sod % 60),
+        )
         globals()["_ISO_SECOND"] = cached
     if micro:
         return "%s.%s+00:00" % (cached[1], str(1_000_000 + micro)[1:])  # 6 digits, without a format call
