@@ -690,3 +690,14 @@ def test_add_messages_append_paths_match_the_general_merge():
     assert add_messages(left, {"role": "user", "content": "u"})[-1].type == "human"
     with pytest.raises(ValueError, match="Unrecognized format='x'"):
         add_messages(left, [AIMessage("q")], format="x")
+
+
+def test_add_messages_turns_a_chunk_into_the_message_it_completes():
+    """As LangGraph's add_messages (message_chunk_to_message): a returned AIMessageChunk is
+    stored as an AIMessage, whether appended or replacing by id."""
+    from lgembed.messages import AIMessageChunk
+
+    out = add_messages([HumanMessage("hi", id="1")], [AIMessageChunk(content="a", id="2")])
+    assert [type(m) for m in out] == [HumanMessage, AIMessage] and out[1].content == "a"
+    out = add_messages([HumanMessage("hi", id="1")], AIMessageChunk(content="b", id="1"))
+    assert [type(m) for m in out] == [AIMessage] and out[0].content == "b"

@@ -28,12 +28,14 @@ from operator import attrgetter
 from typing import Annotated, Any, TypedDict, Union
 
 from lgembed.messages import (
+    AIMessageChunk,
     AnyMessage,
     BaseMessage,
     MessageLikeRepresentation,
     convert_to_message,
     lc_messages_module,
 )
+from lgembed.messages._chunks import message_chunk_to_message
 
 __all__ = ("add_messages", "MessagesState", "REMOVE_ALL_MESSAGES")
 
@@ -225,7 +227,7 @@ def _coerce(messages: list, left: list, right: list, lc: Any, flavour: list) -> 
     out = []
     for m in messages:
         if isinstance(m, BaseMessage):
-            out.append(m)
+            out.append(message_chunk_to_message(m) if isinstance(m, AIMessageChunk) else m)
         elif lc is not None and isinstance(m, lc.BaseMessage):
             out.append(lc.message_chunk_to_message(m))
         else:
@@ -244,7 +246,7 @@ _PLAIN_TYPES: set = set()
 
 def _is_plain_message_type(t: type, lc: Any) -> bool:
     if issubclass(t, BaseMessage):
-        return True
+        return not issubclass(t, AIMessageChunk)  # a chunk becomes the message it completes
     return lc is not None and issubclass(t, lc.BaseMessage) and not issubclass(t, lc.BaseMessageChunk)
 
 
