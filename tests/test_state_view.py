@@ -1,4 +1,4 @@
-"""The engine's state view (DESIGN.md §3): whole-state reads of nodes and routers come
+"""The engine's state view (docs/DESIGN.md §3): whole-state reads of nodes and routers come
 from a dict kept current by each step's writes; they must see exactly what a walk over
 the channels would (values, key order, a router's own-writes view, after update_state
 and checkpoint restores, with reducers and with keys that become available late)."""

@@ -672,7 +672,7 @@ class CompiledStateGraph(Pregel):
     view_set: frozenset = frozenset()
 
     def _index_view(self, builder: StateGraph, channels: dict, nodes: dict) -> None:
-        """Sets up the engine's state view (DESIGN.md §3, `Run.read_view`).
+        """Sets up the engine's state view (docs/DESIGN.md §3, `Run.read_view`).
 
         `view_keys` is the list of state keys when every state channel is of a kind
         whose `get()` is its `value` slot and that only a write can change (an exact

@@ -124,7 +124,7 @@ class Run:
         # channels: fresh copies of the graph's channel prototypes (a checkpointed run
         # builds them from the loaded checkpoint instead)
         self.channels: dict = graph._empty_channels() if self._new_channels else {}
-        # the state view (DESIGN.md §3): the whole state as one dict kept current by
+        # the state view (docs/DESIGN.md §3): the whole state as one dict kept current by
         # apply(), so a node or router that reads every key copies it in one C call
         # instead of walking every channel by name; None until first read
         self.view_keys = getattr(graph, "view_keys", None)
