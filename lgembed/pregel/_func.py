@@ -24,7 +24,6 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
-import logging
 import threading
 import time
 from typing import Any, Generator
@@ -33,8 +32,8 @@ from lgembed._constants import PUSH, RESUME, RETURN
 from lgembed.config import _TASK
 from lgembed.errors import GraphBubbleUp, add_note
 from lgembed.pregel._driver import pool as _pool
+from lgembed.pregel._exec import _log_retry, _retry_delay
 
-logger = logging.getLogger("lgembed.pregel")
 
 _CALLS_ATTR = "_lg_func_calls"
 # run attribute: {parent task id: number of task calls it made}
@@ -264,22 +263,6 @@ def _begin_attempt(task: Any) -> None:
         task._config = None
 
 
-def _retry_delay(task: Any, exc: BaseException, attempts: int) -> float | None:
-    """Seconds before the next attempt, or None (E-5): the call's policies, else the graph's."""
-    from lgembed.pregel._exec import _should_retry_on
-
-    policies = task.node.retry_policy or task.run.graph.retry_policy
-    policy = next((p for p in policies if _should_retry_on(p, exc)), None)
-    if policy is None or attempts >= policy.max_attempts:
-        return None
-    interval = min(policy.max_interval, policy.initial_interval * (policy.backoff_factor ** (attempts - 1)))
-    if policy.jitter:
-        import random
-
-        interval += random.uniform(0, 1)
-    return interval
-
-
 def _failed(c: _Call, exc: Exception, attempts: int) -> float | None:
     task = c.task
     if isinstance(exc, GraphBubbleUp):
@@ -290,11 +273,7 @@ def _failed(c: _Call, exc: Exception, attempts: int) -> float | None:
     if delay is None:
         task.error = exc
     else:
-        logger.info(
-            f"Retrying task {task.name} after {delay:.2f} seconds (attempt {attempts}) "
-            f"after {exc.__class__.__name__} {exc}",
-            exc_info=exc,
-        )
+        _log_retry(task, delay, attempts, exc)
     return delay
 
 
