@@ -7,6 +7,7 @@ re-exports both under langchain-core's names (`langchain_core.messages`).
 
 from __future__ import annotations
 
+from lgembed.messages import _base
 from lgembed.messages._base import (
     AIMessage,
     AnyMessage,
@@ -31,18 +32,4 @@ for _cls in (AIMessage, AIMessageChunk, BaseMessage, FunctionMessage, HumanMessa
     _cls.__module__ = __name__  # the public home: reprs, serialization, user checks
 del _cls
 
-__all__ = (
-    "AIMessage",
-    "AIMessageChunk",
-    "AnyMessage",
-    "BaseMessage",
-    "FunctionMessage",
-    "HumanMessage",
-    "MessageLikeRepresentation",
-    "RemoveMessage",
-    "SystemMessage",
-    "ToolMessage",
-    "convert_to_messages",
-    "invalid_tool_call",
-    "tool_call",
-)
+__all__ = (*_base.__all__, "AIMessageChunk")
