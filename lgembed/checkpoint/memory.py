@@ -21,7 +21,7 @@ implemented (LangGraph's InMemorySaver raises NotImplementedError for both).
 Layout. Why: a device keeps many threads in RAM. LangGraph's layout (a tuple and a
 str per key part, two serialized dicts per checkpoint repeating every 49-character
 version string) retains about 33 kB per thread of a 10-node chain run once
-(tracemalloc; tools/memory_per_thread.py); this one about 6 kB. Everything of one
+(tracemalloc; `tools/bench.py --only memory`); this one about 6 kB. Everything of one
 `(thread_id, checkpoint_ns)` is in a `_Lane`:
 
 - a checkpoint is one `bytes` record. With the default `MsgpackSerializer` it is
