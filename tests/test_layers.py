@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "base",
         (
-            "lgembed", "lgembed._engine", "lgembed._typing", "lgembed._constants", "lgembed.constants",
+            "lgembed", "lgembed._engine", "lgembed._lazy", "lgembed._typing", "lgembed._constants", "lgembed.constants",
             "lgembed.warnings", "lgembed._ids", "lgembed._toml", "lgembed.errors", "lgembed.types",
             "lgembed.config", "lgembed.runtime", "lgembed.managed", "lgembed._schema",
             "lgembed.messages", "lgembed.messages._chunks", "lgembed._tool_args", "lgembed.tools",

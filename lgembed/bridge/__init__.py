@@ -25,8 +25,7 @@ nor python-can.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from lgembed._lazy import lazy_attributes
 
 __all__ = (
     "EVENT_KIND",
@@ -61,14 +60,4 @@ _WHERE = {
 # public name -> submodule; the other names live in `codec`
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'lgembed.bridge' has no attribute {name!r}")
-    mod = importlib.import_module(f"lgembed.bridge.{_WHERE.get(name, 'codec')}")
-    value = getattr(mod, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _WHERE, "codec")

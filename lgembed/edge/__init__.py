@@ -14,8 +14,7 @@ its driver modules and no hardware library; `python-periphery`, `pyserial` and
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from lgembed._lazy import lazy_attributes
 
 __all__ = (
     "AUDIT_NAMESPACE",
@@ -60,14 +59,4 @@ _WHERE = {
 # public name -> submodule; every other public name is an error class in `errors`
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'lgembed.edge' has no attribute {name!r}")
-    mod = importlib.import_module(f"lgembed.edge.{_WHERE.get(name, 'errors')}")
-    value = getattr(mod, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(globals(), _WHERE, "errors")
