@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -23,6 +22,9 @@ import threading
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _notify_socket import NotifySocket  # noqa: E402
 
 sdk = pytest.importorskip("langgraph_sdk")
 
@@ -93,45 +95,6 @@ GRAPHS = textwrap.dedent(
 
 
 # --- helpers --------------------------------------------------------------------------
-
-
-class NotifySocket:
-    """The systemd side: a bound SOCK_DGRAM unix socket collecting notify datagrams."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.messages: list[str] = []
-
-    def _recv(self, timeout: float) -> str | None:
-        self.sock.settimeout(max(timeout, 0.001))
-        try:
-            data = self.sock.recv(65536).decode()
-        except TimeoutError:
-            return None
-        self.messages.append(data)
-        return data
-
-    def wait_for(self, field: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            msg = self._recv(deadline - time.monotonic())
-            if msg is not None and any(line.startswith(field) for line in msg.split("\n")):
-                return msg
-        raise AssertionError(f"no {field!r} within {timeout} s; got {self.messages[-10:]}")
-
-    def collect(self, seconds: float) -> list[str]:
-        out = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            msg = self._recv(deadline - time.monotonic())
-            if msg is not None:
-                out.append(msg)
-        return out
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 class Served:

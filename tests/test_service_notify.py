@@ -23,52 +23,14 @@ import time
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(__file__))
+from _notify_socket import NotifySocket  # noqa: E402
+
 from lgembed.service import logs
 from lgembed.service.config import ConfigError, load_config, parse_http
 from lgembed.service.notify import Notifier, watchdog_interval
 
 # --- helpers --------------------------------------------------------------------------
-
-
-class NotifySocket:
-    """The systemd side: a bound SOCK_DGRAM unix socket collecting notify datagrams."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.messages: list[str] = []
-
-    def _recv(self, timeout: float) -> str | None:
-        self.sock.settimeout(max(timeout, 0.001))
-        try:
-            data = self.sock.recv(65536).decode()
-        except TimeoutError:
-            return None
-        self.messages.append(data)
-        return data
-
-    def wait_for(self, field: str, timeout: float = 30.0) -> str:
-        """The first datagram (from now) holding the line `field` (e.g. "READY=1")."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            msg = self._recv(deadline - time.monotonic())
-            if msg is not None and any(line == field or line.startswith(field) for line in msg.split("\n")):
-                return msg
-        raise AssertionError(f"no {field!r} within {timeout} s; got {self.messages[-10:]}")
-
-    def collect(self, seconds: float) -> list[str]:
-        """Every datagram arriving in the next `seconds`."""
-        out = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            msg = self._recv(deadline - time.monotonic())
-            if msg is not None:
-                out.append(msg)
-        return out
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def serve_cmd(*args: str) -> list[str]:
