@@ -74,7 +74,7 @@ case $MODE in
       echo "== suite, $kind build (LGEMBED_EXTENSIONS=$mode) =="
       s=$(now)
       (cd "$src" && LGEMBED_UNDER_QEMU=1 LGEMBED_EXTENSIONS=$mode PYTHONDONTWRITEBYTECODE=1 \
-        timeout "${LGEMBED_SUITE_TIMEOUT:-5400}" "/opt/venv-$kind/bin/python" -m pytest -q -p no:cacheprovider \
+        timeout "${LGEMBED_SUITE_TIMEOUT:-5400}" "/opt/venv-$kind/bin/python" -m pytest -q -rs -p no:cacheprovider \
         -o faulthandler_timeout=600 $(cat /opt/lg/deselect.txt) $(cat /opt/lg/tests.txt))
       local rc=$?
       echo "-- suite $kind: $(( $(now) - s )) s, exit $rc"
