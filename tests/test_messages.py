@@ -701,3 +701,64 @@ def test_add_messages_turns_a_chunk_into_the_message_it_completes():
     assert [type(m) for m in out] == [HumanMessage, AIMessage] and out[1].content == "a"
     out = add_messages([HumanMessage("hi", id="1")], AIMessageChunk(content="b", id="1"))
     assert [type(m) for m in out] == [AIMessage] and out[0].content == "b"
+
+
+# --- lgembed: the memo of recent merges (lgembed.graph.message._RECENT) -------------------
+# A merge remembers its result; when that list comes back as `left` unchanged, its
+# coercion scan and id pass are skipped. A list changed in place since (an element
+# replaced, appended, removed) must be merged exactly as an unknown list would be.
+
+
+def _history():
+    out = add_messages([HumanMessage("a")], [AIMessage("b")])
+    return add_messages(out, [ToolMessage("c", tool_call_id="1")])
+
+
+def test_lgembed_memo_history_with_a_replaced_element_is_coerced_again():
+    history = _history()
+    history[1] = ("ai", "replaced")  # a tuple in place of a message: must be coerced
+    out = add_messages(history, [HumanMessage("d")])
+    assert [type(m).__name__ for m in out] == ["HumanMessage", "AIMessage", "ToolMessage", "HumanMessage"]
+    assert out[1].content == "replaced" and _is_uuid4(out[1].id)
+
+
+def test_lgembed_memo_history_with_an_appended_message_without_id_gets_one():
+    history = _history()
+    extra = HumanMessage("x")
+    history.append(extra)
+    out = add_messages(history, [HumanMessage("d")])
+    assert out[-2] is extra and _is_uuid4(extra.id)
+    assert len({m.id for m in out}) == 5
+
+
+def test_lgembed_memo_replacing_a_remembered_message_by_id():
+    history = _history()
+    again = add_messages(history, [AIMessage("b2", id=history[1].id)])
+    assert _summary(again) == [
+        ("HumanMessage", "a", history[0].id), ("AIMessage", "b2", history[1].id), ("ToolMessage", "c", history[2].id)
+    ]
+    # and a message removed from the list in place is no longer there to replace
+    del history[1]
+    out = add_messages(history, [AIMessage("b3", id=again[1].id)])
+    assert [m.content for m in out] == ["a", "c", "b3"]
+
+
+def test_lgembed_memo_same_append_twice_gives_equal_new_lists():
+    history = _history()
+    update = [HumanMessage("d")]
+    first = add_messages(history, update)  # a router's fresh read
+    second = add_messages(history, update)  # the step's apply
+    assert first == second and first is not second and first is not history
+    assert _summary(second)[-1] == ("HumanMessage", "d", update[0].id)
+    # the same update list with a message replaced in place is merged afresh
+    update[0] = HumanMessage("e", id=history[0].id)
+    third = add_messages(history, update)
+    assert [m.content for m in third] == ["e", "b", "c"]
+
+
+def test_lgembed_new_ids_are_distinct_uuid4s():
+    from lgembed.graph.message import _new_id
+
+    ids = [_new_id() for _ in range(1000)]
+    assert len(set(ids)) == 1000 and all(_is_uuid4(i) for i in ids)
+    assert {i[19] for i in ids} == set("89ab")  # the RFC 4122 variant, all four digits seen

@@ -46,34 +46,40 @@ REMOVE_ALL_MESSAGES = "__remove_all__"
 """Id of a `RemoveMessage` that deletes every message before it (M-1)."""
 
 
-_RANDOM: list = [(b"", count(256))]
-# random bytes read ahead for `_new_id` with a counter of the 16-byte slots handed out:
-# one os.urandom call per 256 ids instead of a system call per message. `next()` on the
-# counter is atomic, so two threads never get the same slot.
+_IDS: list = [((), count(128))]
+# ids made ahead by `_new_id`, 128 per os.urandom call, and a counter of those handed
+# out; `next()` on the counter is atomic, so two threads never get the same id.
+
+_VERSION_4 = bytes((b & 0x0F) | 0x40 for b in range(256))
+_VARIANT_RFC4122 = bytes((b & 0x3F) | 0x80 for b in range(256))
+# byte maps setting the version (byte 6) and variant (byte 8) bits of a uuid4
 
 
-def _forget_random() -> None:
+def _forget_ids() -> None:
     # a forked child must not hand out its parent's ids
-    _RANDOM[0] = (b"", count(256))
+    _IDS[0] = ((), count(128))
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_random)
+    os.register_at_fork(after_in_child=_forget_ids)
 
 
 def _new_id() -> str:
-    # str(uuid.uuid4()) without importing uuid (which pulls in `platform`)
-    while True:
-        data, slots = _RANDOM[0]
-        i = next(slots)
-        if i < 256:
-            break
-        _RANDOM[0] = (os.urandom(4096), count())
-    b = bytearray(data[i * 16 : i * 16 + 16])
-    b[6] = (b[6] & 0x0F) | 0x40  # version 4
-    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """`str(uuid.uuid4())` without importing uuid (which pulls in `platform`)."""
+    batch = _IDS[0]  # (ids, counter): one read, so a concurrent refill cannot mix two
+    i = next(batch[1])
+    if i < 128:
+        return batch[0][i]
+    raw = bytearray(os.urandom(16 * 128))
+    raw[6::16] = raw[6::16].translate(_VERSION_4)
+    raw[8::16] = raw[8::16].translate(_VARIANT_RFC4122)
+    t = raw.hex()
+    ids = [
+        f"{t[o : o + 8]}-{t[o + 8 : o + 12]}-{t[o + 12 : o + 16]}-{t[o + 16 : o + 20]}-{t[o + 20 : o + 32]}"
+        for o in range(0, 32 * 128, 32)
+    ]
+    _IDS[0] = (ids, count(1))  # concurrent callers that come here too each make their own
+    return ids[0]
 
 
 def add_messages(
@@ -129,20 +135,34 @@ def add_messages(
 def _add_messages(left: Messages, right: Messages, *, format: str | None = None) -> list:
     # the merge itself; `add_messages()` returns it bound in a partial, and LangGraph's
     # partial repr names it `add_messages` (see the __name__ assignment below)
+    global _LAST_APPEND
     if not isinstance(left, list):
         left = [left]
     if not isinstance(right, list):
         right = [right]
     lc = lc_messages_module()
     flavour: list = []  # [use_langchain_core], computed at most once, only when needed
-    left = _coerce(left, left, right, lc, flavour)
+    left_ids = _known_ids(left)
+    if left_ids is None:
+        left = _coerce(left, left, right, lc, flavour)
+    elif format is None:
+        repeat = _LAST_APPEND
+        if right is repeat[1] and left is repeat[0] and right == repeat[2]:
+            # the same append again (the step's writes merged for a router's fresh read,
+            # then applied): the same result, as a new list
+            return _remember(left + right, repeat[3])
     right = _coerce(right, left, right, lc, flavour)
 
     # Strategy: the common update appends new messages to a history whose messages all
-    # have ids. Checked with C-level scans (no per-message Python loop over `left`):
-    # then the result is `left + right`, which is what the general merge below returns
-    # for it (no id of `right` is in `left` or repeated, nothing to remove).
-    if None not in map(_get_id, left):
+    # have ids; then the result is `left + right`, which is what the general merge below
+    # returns for it (no id of `right` is in `left` or repeated, nothing to remove).
+    # `left`'s ids come from the memo of recent results (no pass over it), else from one
+    # C-level pass (no per-message Python loop).
+    if left_ids is None:
+        left_ids = list(map(_get_id, left))
+        if None in left_ids:
+            left_ids = None
+    if left_ids is not None:
         fresh = True  # every message of `right` got a new id here (so none can match)
         for m in right:
             if m.id is None:
@@ -152,11 +172,14 @@ def _add_messages(left: Messages, right: Messages, *, format: str | None = None)
             if m.type == "remove":
                 break
         else:
-            if fresh or _all_new(left, right):
+            if fresh or _all_new(left_ids, right):
                 merged = left + right
                 if format:
-                    merged = _format(merged, format)
-                return merged
+                    return _format(merged, format)
+                ids = set(left_ids)
+                ids.update(map(_get_id, right))
+                _LAST_APPEND = (left, right, right.copy(), ids)
+                return _remember(merged, ids)
 
     remove_all_idx = None
     for m in left:
@@ -191,7 +214,40 @@ def _add_messages(left: Messages, right: Messages, *, format: str | None = None)
         merged = [m for m in merged if m.id not in ids_to_remove]
 
     if format:
-        merged = _format(merged, format)
+        return _format(merged, format)
+    return _remember(merged, index_by_id.keys() - ids_to_remove)
+
+
+_RECENT: tuple = (None, None, None, None, None, None)
+# The memo of the last two merges' results: (list, copy of it, set of its ids) twice.
+# Their messages are plain message objects (coerced) whose ids are all set, so when a
+# merge gets one of those lists back as `left` (a channel's value: the common case; two
+# because a router's fresh read merges the step's writes once more) and it still holds
+# the same objects (`==` against the copy: an element-wise identity check in C), `left`
+# needs no coercion scan and its ids are known. Process-wide: merges of other threads or
+# graphs in between only cost the scan. It keeps two histories alive until the next
+# merges. Deviation (docs/BEHAVIOUR.md M-1): an id assigned in place (`msg.id = ...`) to a
+# message of such a list is not seen by the next merge.
+
+
+_LAST_APPEND: tuple = (None, None, None, None)
+# (left, right, copy of right, ids of the result) of the last merge that appended `right`
+# to a `left` of the memo above: a merge of the same two lists, unchanged, appends again.
+
+
+def _known_ids(left: list) -> Any:
+    recent = _RECENT
+    if left is recent[0] and left == recent[1]:
+        return recent[2]
+    if left is recent[3] and left == recent[4]:
+        return recent[5]
+    return None
+
+
+def _remember(merged: list, ids: set) -> list:
+    global _RECENT
+    recent = _RECENT
+    _RECENT = (merged, merged.copy(), ids, recent[0], recent[1], recent[2])
     return merged
 
 
@@ -205,12 +261,12 @@ def _format(merged: list, format: str) -> list:
 _get_id = attrgetter("id")
 
 
-def _all_new(left: list, right: list) -> bool:
-    """Whether the ids of `right` (all set) are distinct and none is in `left`."""
+def _all_new(left_ids: Any, right: list) -> bool:
+    """Whether the ids of `right` (all set) are distinct and none is in `left_ids`."""
     ids = set(map(_get_id, right))
     if len(ids) != len(right):
         return False
-    return ids.isdisjoint(map(_get_id, left))
+    return ids.isdisjoint(left_ids)
 
 
 _add_messages.__name__ = _add_messages.__qualname__ = "add_messages"
@@ -218,6 +274,8 @@ _add_messages.__name__ = _add_messages.__qualname__ = "add_messages"
 
 def _coerce(messages: list, left: list, right: list, lc: Any, flavour: list) -> list:
     # Fast path: a history is all plain messages, so check the few distinct types.
+    if len(messages) == 1 and type(messages[0]) in _PLAIN_TYPES:
+        return messages  # the usual update
     types = set(map(type, messages))
     if types <= _PLAIN_TYPES:
         return messages
