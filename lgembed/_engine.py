@@ -66,6 +66,8 @@ ENGINE = (
     "lgembed.checkpoint.memory",
     "lgembed.checkpoint.lmdb",
     "lgembed.checkpoint._lmdb_env",
+    "lgembed.graph.message",
+    "lgembed.messages._base",
 )
 # every module compiled in place; setup.py reads this tuple from this file's text
 HOT = ("lgembed._channels", "lgembed._algo")

@@ -29,6 +29,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Union
 
+from lgembed.messages._calls import invalid_tool_call, remove_message_args, tool_call
+
 __all__ = (
     "AIMessage",
     "AnyMessage",
@@ -95,26 +97,6 @@ def _str_id(value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return value
-
-
-def tool_call(*, name: str, args: dict[str, Any], id: str | None) -> dict[str, Any]:
-    """A tool call dict `{"name", "args", "id", "type": "tool_call"}` (langchain-core's shape).
-
-    Raises:
-        TypeError: when a field is missing or an unknown field is given.
-    """
-    return {"name": name, "args": args, "id": id, "type": "tool_call"}
-
-
-def invalid_tool_call(
-    *, name: str | None = None, args: str | None = None, id: str | None = None, error: str | None = None
-) -> dict[str, Any]:
-    """An invalid tool call dict (arguments that could not be parsed), langchain-core's shape.
-
-    Raises:
-        TypeError: when an unknown field is given.
-    """
-    return {"type": "invalid_tool_call", "id": id, "name": name, "args": args, "error": error}
 
 
 def _parse_openai_tool_calls(raw_tool_calls: list) -> tuple[list, list]:
@@ -459,7 +441,10 @@ class RemoveMessage(BaseMessage):
     __slots__ = ()
     type = "remove"
 
-    def __init__(self, id: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # (id, **kwargs), bound by a source-only function so that both builds raise
+        # Python's own argument errors (a compiled signature words them differently)
+        id, kwargs = remove_message_args(self, *args, **kwargs)
         if kwargs.pop("content", None):
             msg = "RemoveMessage does not support 'content' field."
             raise ValueError(msg)
