@@ -867,3 +867,39 @@ def test_command_defaults_and_equality():
     assert (c.graph, c.update, c.resume, c.goto) == (None, None, None, ())
     assert Command(update={"a": 1}, goto="x") == Command(update={"a": 1}, goto="x")
     assert Command(goto="x") != Command(goto="y")
+
+
+class ABCLog(TypedDict, total=False):
+    a: int
+    b: int
+    c: int
+    log: Annotated[list, operator.add]
+
+
+@pytest.mark.parametrize(
+    ("returned", "inp", "want"),
+    [
+        # observed with LangGraph 1.2.22: the node's update first, in its order, then the
+        # rest of the state in schema order (`{**returned, **state}`)
+        ({"c": 1, "b": 2}, {"a": 0, "b": 0, "c": 0}, [("c", 1), ("b", 2), ("a", 0), ("log", [])]),
+        ({"log": ["x"], "zz": 9, "a": 3}, {"a": 0, "b": 0, "log": ["i"]},
+         [("log", ["i", "x"]), ("zz", 9), ("a", 3), ("b", 0)]),
+        ({"c": 5}, {"a": 0, "b": 0}, [("c", 5), ("a", 0), ("b", 0), ("log", [])]),  # c empty before
+        ({}, {"a": 0, "c": 1}, [("a", 0), ("c", 1), ("log", [])]),
+        ({"zz": 1}, {"b": 2, "a": 1}, [("zz", 1), ("a", 1), ("b", 2), ("log", [])]),
+    ],
+)
+def test_branch_view_key_order_is_update_then_state(returned, inp, want):
+    """N-4: the router's dict lists the node's update first, then the state's other keys."""
+    seen = []
+
+    def route(s):
+        seen.append(list(s.items()))
+        return END
+
+    g = StateGraph(ABCLog)
+    g.add_node("n", lambda s: returned)
+    g.add_edge(START, "n")
+    g.add_conditional_edges("n", route)
+    g.compile().invoke(inp)
+    assert seen == [want]

@@ -89,6 +89,13 @@ class CompiledBranch:
         # the trigger channel of each named destination
 
     def router_input(self, task: Any, returned: Any) -> Any:
+        select = self.select
+        if (self.passthrough and type(returned) is dict and self.mapper is None
+                and select is task.run.view_keys and select is not None):
+            # the whole state under the node's update: one dict built, no copy of the view
+            value = task.local_read_over(returned)
+            if value is not None:
+                return value
         value = task.local_read(self.select, self.mapper)
         if self.passthrough and isinstance(value, dict) and isinstance(returned, dict):
             value = {**returned, **value}

@@ -21,6 +21,16 @@ from lgembed._typing import MISSING
 
 
 
+def _local_value(ch: Any, vals: list) -> Any:
+    """A view channel's value after `vals` were written to a copy of it (MISSING when
+    empty): a single write to an exact LastValue is its value, no copy made."""
+    if len(vals) == 1 and ch._lg_kind == 1:
+        return vals[0]
+    ch = ch.copy()
+    ch.update(vals)
+    return ch.value  # view channels: get() is `value`, MISSING when empty
+
+
 class Task:
     """A node to run in a step.
 
@@ -236,6 +246,51 @@ class Task:
         a write makes a key available that the view lacks (the caller's walk keeps the
         key order then)."""
         values = run.read_view()
+        updated = self._view_writes(run)
+        if updated is None:
+            return values
+        channels = run.channels
+        for k, vals in updated.items():
+            if k not in values:
+                return None
+        for k, vals in updated.items():
+            value = _local_value(channels[k], vals)
+            if value is MISSING:
+                del values[k]
+            else:
+                values[k] = value
+        return values
+
+    def local_read_over(self, returned: dict) -> Any:
+        """`{**returned, **state}` for a router reading the whole state after this task's
+        writes (N-4: the node's update first, LangGraph's key order), built from the
+        run's state view without an intermediate copy of it; None when `_local_view`
+        would be None (the caller reads and merges then)."""
+        run = self.run
+        view = run.view
+        if view is None or run.view_src is not run.channels:
+            view = run.build_view()
+        updated = self._view_writes(run)
+        if updated is not None:
+            for k in updated:
+                if k not in view:
+                    return None
+        values = {**returned, **view}
+        if updated is not None:
+            channels = run.channels
+            for k, vals in updated.items():
+                value = _local_value(channels[k], vals)
+                if value is not MISSING:
+                    values[k] = value
+                elif k in returned:  # absent from the state: the update's own value stays
+                    values[k] = returned[k]
+                else:
+                    del values[k]
+        return values
+
+    def _view_writes(self, run: Any) -> Any:
+        # this task's writes to channels of the state view, grouped: {channel: [values]},
+        # None when there are none
         view_set = run.view_set
         updated = None
         for c, v in self.writes:
@@ -248,24 +303,7 @@ class Task:
                         updated[c] = [v]
                     else:
                         vals.append(v)
-        if updated is None:
-            return values
-        channels = run.channels
-        for k, vals in updated.items():
-            if k not in values:
-                return None
-            ch = channels[k]
-            if len(vals) == 1 and ch._lg_kind == 1:  # an exact LastValue: its value
-                values[k] = vals[0]
-                continue
-            ch = ch.copy()
-            ch.update(vals)
-            value = ch.value  # view channels: get() is `value`, MISSING when empty
-            if value is MISSING:
-                del values[k]
-            else:
-                values[k] = value
-        return values
+        return updated
 
     # --- interrupts ---------------------------------------------------------------------
 
