@@ -733,3 +733,13 @@ def test_versions_from_a_patched_random_stay_exact(monkeypatch):
         loaded = saver.get_tuple(stored).checkpoint
         assert loaded["channel_versions"] == {"a": version} and loaded["versions_seen"] == {"n": {"a": version}}
         assert loaded["channel_values"] == {"a": fraction}
+
+
+def test_damaged_part_sizes_read_as_slicing_does():
+    """A joined record whose 4-byte part size is damaged (up to 2**32 - 1) yields the rest
+    of the value, in both builds and on 32-bit boards too (a compiled C index of 32 bits
+    overflowed there: OverflowError instead of the saver's DeserializationError)."""
+    value = b"\xc1" + b"\xff\xff\xff\xff" + b"abc"
+    assert _memory_store._parts(value) == [b"abc"]
+    assert _memory_store._record_of(value) == b"abc"
+    assert _memory_store._parts(b"\xc1\x00\x00\x00\x01a\x80\x00\x00\x00bc") == [b"a", b"bc"]

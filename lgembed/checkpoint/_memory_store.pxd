@@ -28,8 +28,9 @@ cdef long long _COUNTER_MAX
 # C constants of next_version (the shifts stay Python ints: `1 << 53` overflows a C int)
 
 cpdef bytes _join(bytes record, entry)
-@cython.locals(at=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t)
+@cython.locals(at=Py_ssize_t, end=Py_ssize_t, size=cython.longlong)
 cpdef list _parts(bytes value)
+@cython.locals(size=cython.longlong)
 cpdef bytes _record_of(bytes value)
 cpdef _writes_of(bytes value)
 

@@ -113,6 +113,10 @@ def _parts(value: bytes) -> list:
     end = len(value)
     while at < end:
         size = int.from_bytes(value[at : at + 4], "big")
+        if size > end - at:
+            # a damaged size: the part is what is left, as slicing gives it (clamped first
+            # so that a 32-bit build's C index cannot overflow)
+            size = end - at
         parts.append(value[at + 4 : at + 4 + size])
         at += 4 + size
     return parts
@@ -122,7 +126,8 @@ def _record_of(value: bytes) -> bytes:
     """The checkpoint record of a stored value (see `_join`)."""
     if value[0] != _JOINED:
         return value
-    return value[5 : 5 + int.from_bytes(value[1:5], "big")]
+    size = int.from_bytes(value[1:5], "big")
+    return value[5 : 5 + min(size, len(value))]  # min: see `_parts`
 
 
 def _writes_of(value: bytes) -> Any:
