@@ -294,7 +294,7 @@ def test_encode_payload_errors():
 def _worked_exchange() -> list[tuple[str, bytes, bytes]]:
     """(label, packet, wire) of every message in PROTOCOL.md §12."""
     if not PROTOCOL.exists():
-        pytest.skip("firmware-bridge/PROTOCOL.md is not there yet")
+        pytest.skip("firmware-bridge/PROTOCOL.md is missing: this tree has no firmware-bridge/")
     text = PROTOCOL.read_text()
     sect = text.split("## 12. Worked exchange", 1)[1].split("```", 2)[1]
     blocks: list[tuple[str, dict]] = []

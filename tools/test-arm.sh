@@ -183,7 +183,7 @@ esac
 # --- the source tree's tests (not the package: the tests see the installed one) -----------
 # (the suite only: the smoke and the footprint run the installed wheels and nothing else)
 if [ "$MODE" = suite ]; then
-  (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- tests setup.py pyproject.toml examples tools docs README.md BENCHMARKS.md \
+  (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- tests setup.py pyproject.toml examples tools docs firmware-bridge README.md BENCHMARKS.md \
      | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$L/src"
 fi
 printf '%s\n' "${TESTS[@]:-tests}" > "$L/tests.txt"
