@@ -29,6 +29,7 @@ cdef class Run:
     cdef public object view_keys, view_set, view, view_src
 
     cpdef read_view(self)
+    cpdef current_view(self)
     cpdef build_view(self)
     cpdef check_limit(self)
     @cython.locals(node=PregelNode, tasks=list)

@@ -274,10 +274,15 @@ class Run:
         Strategy: the view is built once per channel set (here, in key order) and then
         kept current by `apply`; a read is one dict copy.
         """
+        return self.current_view().copy()
+
+    def current_view(self) -> dict:
+        """The state view itself (not a copy: callers must not change it), rebuilt first
+        when the run's channels were replaced."""
         view = self.view
         if view is None or self.view_src is not self.channels:
             view = self.build_view()
-        return view.copy()
+        return view
 
     def build_view(self) -> dict:
         """(Re)builds the state view from the channels, in `view_keys` order."""

@@ -13,12 +13,10 @@ cdef class Task:
 
     # the node-local read of routers (N-4): a C call from CompiledBranch
     cpdef local_read(self, select, mapper)
-    @cython.locals(values=dict, updated=dict, vals=list)
-    cdef _local_view(self, run)
     @cython.locals(values=dict, view=dict, updated=dict, vals=list)
     cpdef local_read_over(self, dict returned)
     @cython.locals(updated=dict, vals=list)
-    cdef _view_writes(self, run)
+    cdef _grouped_writes(self, keys)
 
 
 cdef _local_value(ch, list vals)

@@ -21,6 +21,10 @@ from lgembed._typing import MISSING
 
 
 
+_NO_UPDATE: dict = {}
+# `local_read_over`'s `returned` for the state alone (never changed)
+
+
 def _local_value(ch: Any, vals: list) -> Any:
     """A view channel's value after `vals` were written to a copy of it (MISSING when
     empty): a single write to an exact LastValue is its value, no copy made."""
@@ -195,7 +199,7 @@ class Task:
         """State as this task sees it after its own writes so far (N-4)."""
         run = self.run
         if select is run.view_keys and select is not None:
-            values = self._local_view(run)
+            values = self.local_read_over(_NO_UPDATE)
             if values is not None:
                 return mapper(values) if mapper is not None else values
         channels = run.channels
@@ -207,16 +211,10 @@ class Task:
             cc = channels[select].copy()
             cc.update(vals)
             return cc.get()
-        updated: dict = {}
-        for c, v in writes:
-            if c in select:
-                vals = updated.get(c)
-                if vals is None:
-                    updated[c] = [v]
-                else:
-                    vals.append(v)
+        updated = self._grouped_writes(select)
+        if updated is None:
+            updated = {}
         values = {}
-        run = self.run
         managed = run.graph.managed
         for k in select:
             if managed and k in managed:
@@ -240,37 +238,15 @@ class Task:
             return mapper(values)
         return values
 
-    def _local_view(self, run: Any) -> Any:
-        """`local_read` of the whole state: a copy of the run's state view with this
-        task's writes to it applied (cost: the writes, not the state's size); None when
-        a write makes a key available that the view lacks (the caller's walk keeps the
-        key order then)."""
-        values = run.read_view()
-        updated = self._view_writes(run)
-        if updated is None:
-            return values
-        channels = run.channels
-        for k, vals in updated.items():
-            if k not in values:
-                return None
-        for k, vals in updated.items():
-            value = _local_value(channels[k], vals)
-            if value is MISSING:
-                del values[k]
-            else:
-                values[k] = value
-        return values
-
     def local_read_over(self, returned: dict) -> Any:
-        """`{**returned, **state}` for a router reading the whole state after this task's
-        writes (N-4: the node's update first, LangGraph's key order), built from the
-        run's state view without an intermediate copy of it; None when `_local_view`
-        would be None (the caller reads and merges then)."""
+        """`{**returned, **state}`: the whole state after this task's writes (N-4), under
+        `returned` (a router's input: the node's update first, LangGraph's key order;
+        `{}` for the state alone). Built from the run's state view in one dict; cost: the
+        state's size once, plus the writes. None when a write makes a key available that
+        the view lacks (the caller's walk keeps the key order then)."""
         run = self.run
-        view = run.view
-        if view is None or run.view_src is not run.channels:
-            view = run.build_view()
-        updated = self._view_writes(run)
+        view = run.current_view()
+        updated = self._grouped_writes(run.view_set)
         if updated is not None:
             for k in updated:
                 if k not in view:
@@ -288,13 +264,12 @@ class Task:
                     del values[k]
         return values
 
-    def _view_writes(self, run: Any) -> Any:
-        # this task's writes to channels of the state view, grouped: {channel: [values]},
+    def _grouped_writes(self, keys: Any) -> Any:
+        # this task's writes to the channels in `keys`, grouped: {channel: [values]},
         # None when there are none
-        view_set = run.view_set
         updated = None
         for c, v in self.writes:
-            if c in view_set:
+            if c in keys:
                 if updated is None:
                     updated = {c: [v]}
                 else:
