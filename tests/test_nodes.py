@@ -903,3 +903,99 @@ def test_branch_view_key_order_is_update_then_state(returned, inp, want):
     g.add_conditional_edges("n", route)
     g.compile().invoke(inp)
     assert seen == [want]
+
+
+WIDE_KEYS = [f"k{i}" for i in range(24)]
+WideLog = TypedDict("WideLog", {**{k: int for k in WIDE_KEYS}, "log": Annotated[list, operator.add]})
+
+
+def _wide_updates():
+    # update key orders repeated, alternating, more than a run keeps, with a key not in
+    # the state (zz), a key that becomes available (k23, absent from the input) and a
+    # reducer channel (log)
+    ups = [{"k3": 1, "k1": 1}, {"k3": 2, "k1": 2}, {"k3": 3, "k1": 3}]
+    ups += [{"k1": 4, "k3": 4}, {"k1": 5, "k3": 5}, {"k3": 6, "k1": 6}]
+    ups += [{"zz": 7, "k5": 7}, {"zz": 8, "k5": 8}, {"zz": 9, "k5": 9}]
+    ups += [{"k3": 10, "k1": 10}, {"k23": 11}, {"k23": 12}, {"k23": 13, "log": ["x"]}]
+    ups += [{"k23": 14, "log": ["y"]}, {"k23": 15, "log": ["z"]}]
+    for rnd in range(2):
+        for i in range(6, 12):
+            ups += [{f"k{i}": 100 * rnd + i, "k0": i}, {f"k{i}": 100 * rnd + i + 1, "k0": i}]
+    ups += [{"k3": 50, "k1": 50}, {"k3": 51, "k1": 51}]
+    return ups
+
+
+def test_branch_view_key_order_over_many_steps_of_a_wide_state():
+    """N-4 over a run: every step's router dict is `{**update, **state}` in that key order
+    with the state's current values, whether the update's key order repeats, alternates
+    or changes, with keys outside the state, keys becoming available and reducers; a
+    router changing its dict changes nothing after it. (The same program gives the same
+    dicts on LangGraph 1.2.22.)"""
+    ups = _wide_updates()
+    seen = []
+
+    def node(s):
+        return ups[len(seen)]
+
+    def route(s):
+        seen.append(list(s.items()))
+        s["k0"] = -1
+        del s["k2"]
+        return "n" if len(seen) < len(ups) else END
+
+    g = StateGraph(WideLog)
+    g.add_node("n", node)
+    g.add_edge(START, "n")
+    g.add_conditional_edges("n", route, ["n", END])
+    inp = {k: 0 for k in WIDE_KEYS[:23]}
+    inp["log"] = ["i"]
+    out = g.compile().invoke(inp, {"recursion_limit": 200})
+
+    state = dict(inp)
+    want = []
+    for up in ups:
+        for k, v in up.items():
+            if k == "log":
+                state[k] = state[k] + v
+            elif k in WIDE_KEYS:
+                state[k] = v
+        ordered = {k: state[k] for k in [*WIDE_KEYS, "log"] if k in state}
+        want.append(list({**up, **ordered}.items()))
+    assert len(seen) == len(ups)
+    for step, (got, exp) in enumerate(zip(seen, want)):
+        assert got == exp, f"step {step}: update {ups[step]}"
+    assert out == {k: state[k] for k in [*WIDE_KEYS, "log"]}
+
+
+def test_branch_views_of_parallel_nodes_in_a_wide_state():
+    """N-4: two nodes of one step with their routers, each over its own update (updates
+    in both orders, repeated): each router sees its own node's update first and only
+    its own writes; the next step sees both."""
+    seen = {"a": [], "b": []}
+    rounds = 5
+
+    def a(s):
+        return {"k1": s["k1"] + 1, "k2": s["k2"] + 1}
+
+    def b(s):
+        return {"k4": s["k4"] + 10, "k3": 7}
+
+    def route_a(s):
+        seen["a"].append(list(s)[:3] + [s["k1"], s["k4"]])
+        return "a" if len(seen["a"]) < rounds else END
+
+    def route_b(s):
+        seen["b"].append(list(s)[:3] + [s["k1"], s["k4"]])
+        return "b" if len(seen["b"]) < rounds else END
+
+    g = StateGraph(WideLog)
+    g.add_node("a", a)
+    g.add_node("b", b)
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    g.add_conditional_edges("a", route_a, ["a", END])
+    g.add_conditional_edges("b", route_b, ["b", END])
+    out = g.compile().invoke({k: 0 for k in WIDE_KEYS})
+    assert seen["a"] == [["k1", "k2", "k0", i + 1, 10 * i] for i in range(rounds)]
+    assert seen["b"] == [["k4", "k3", "k0", i, 10 * (i + 1)] for i in range(rounds)]
+    assert (out["k1"], out["k2"], out["k3"], out["k4"]) == (rounds, rounds, 7, 10 * rounds)

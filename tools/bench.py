@@ -265,14 +265,15 @@ WIDE_KEYS = tuple(f"k{i}" for i in range(200))
 State200 = TypedDict("State200", {**{k: int for k in WIDE_KEYS}, "n": int})
 
 
-def _wide_loop(schema, keys, what):
-    """A node that writes `n` (and the key k{n % width}) looping WIDE_STEPS supersteps."""
+def _wide_loop(schema, keys, what, rotate=True):
+    """A node that writes `n` (and, with `rotate`, the key k{n % width}) looping
+    WIDE_STEPS supersteps."""
     from langgraph.graph import END, START, StateGraph
 
     width = len(keys) + 1  # every key has a value from the input on
     nkeys = len(keys)
 
-    if keys:
+    if keys and rotate:
         def step(state):
             if len(state) != width:
                 raise RuntimeError(f"{what}: node got {len(state)} keys, expected {width}")
@@ -298,13 +299,18 @@ def _wide_loop(schema, keys, what):
     out = _invoke(ctx)
     _expect(out["n"], WIDE_STEPS, what)
     if keys:  # the last write to each key was the last step n with n % 200 == i
-        want = {k: WIDE_STEPS - nkeys + i for i, k in enumerate(keys)}
+        want = ({k: WIDE_STEPS - nkeys + i for i, k in enumerate(keys)} if rotate
+                else dict.fromkeys(keys, 0))
         _expect({k: out[k] for k in keys}, want, f"{what} (keys)")
     return ctx
 
 
 def setup_state200():
     return _wide_loop(State200, WIDE_KEYS, "state200")
+
+
+def setup_state200_n():
+    return _wide_loop(State200, WIDE_KEYS, "state200_n", rotate=False)
 
 
 def setup_loop1key():
@@ -764,10 +770,12 @@ WORKLOADS = {
         setup_loop1key, _invoke, "us/superstep", WIDE_STEPS,
         note=f"one node looping {WIDE_STEPS} supersteps through a "
              "conditional edge; node and router take the whole state; state200 has "
-             "k0..k199 + n and writes k{n % 200} and n per step, loop1key only n "
-             "(the ratio line above divides the two)",
+             "k0..k199 + n and writes k{n % 200} and n per step (the update's key "
+             "order changes every step), state200_n the same state and writes only n, "
+             "loop1key only n (the ratio lines above divide them)",
     ),
     "state200": Workload(setup_state200, _invoke, "us/superstep", WIDE_STEPS),
+    "state200_n": Workload(setup_state200_n, _invoke, "us/superstep", WIDE_STEPS),
     "messages_agent": Workload(
         {"langgraph": setup_messages_agent_langgraph, "lgembed": setup_messages_agent_lgembed},
         _invoke, "us/superstep", 2 * AGENT_TURNS,
@@ -818,11 +826,13 @@ WORKLOADS = {
 # ratio of two rows of one implementation, printed when both rows were measured.
 DERIVED = (
     ("state200 / loop1key (200-key state vs 1 key, same loop)", "state200", "loop1key"),
+    ("state200_n / loop1key (200-key state, one key written, vs 1 key)", "state200_n",
+     "loop1key"),
 )
 
 # --only NAME also accepts a group name
 GROUPS = {
-    "wide_state": ("loop1key", "state200"),
+    "wide_state": ("loop1key", "state200", "state200_n"),
     "memory": ("memory_per_thread", "memory_per_thread_tracemalloc"),
     "chain10_large_state": ("chain10_large_state_memsaver",
                             "chain10_large_state_lmdb_vs_sqlite"),

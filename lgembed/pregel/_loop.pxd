@@ -26,11 +26,13 @@ cdef class Run:
     cdef public object error, _checkpoint_id, thread_id, run_id, stream_writer
     cdef public object context, _runtime, output, values_emitted, lazy_values
     cdef public object ns_value, parents, nodes, trigger_to_nodes, finishing
-    cdef public object view_keys, view_set, view, view_src
+    cdef public object view_keys, view_set, view, view_src, unders, unders_src, under_last
 
     cpdef read_view(self)
     cpdef current_view(self)
     cpdef build_view(self)
+    @cython.locals(unders=dict, under=dict, values=dict)
+    cpdef dict view_under(self, dict returned, dict view)
     cpdef check_limit(self)
     @cython.locals(node=PregelNode, tasks=list)
     cpdef prepare(self)

@@ -241,9 +241,10 @@ class Task:
     def local_read_over(self, returned: dict) -> Any:
         """`{**returned, **state}`: the whole state after this task's writes (N-4), under
         `returned` (a router's input: the node's update first, LangGraph's key order;
-        `{}` for the state alone). Built from the run's state view in one dict; cost: the
-        state's size once, plus the writes. None when a write makes a key available that
-        the view lacks (the caller's walk keeps the key order then)."""
+        `{}` for the state alone). Built from the run's state view (`Run.view_under`:
+        one dict copy, or one insert per key for an update order not kept), plus the
+        writes. None when a write makes a key available that the view lacks (the
+        caller's walk keeps the key order then)."""
         run = self.run
         view = run.current_view()
         updated = self._grouped_writes(run.view_set)
@@ -251,7 +252,7 @@ class Task:
             for k in updated:
                 if k not in view:
                     return None
-        values = {**returned, **view}
+        values = run.view_under(returned, view)
         if updated is not None:
             channels = run.channels
             for k, vals in updated.items():
