@@ -66,6 +66,7 @@ ENGINE = (
     "lgembed.checkpoint.memory",
     "lgembed.checkpoint.lmdb",
     "lgembed.checkpoint._lmdb_env",
+    "lgembed.checkpoint._lmdb_records",
     "lgembed.graph.message",
     "lgembed.messages._base",
 )

@@ -7,51 +7,19 @@ across threads and processes. The observable behaviour of every saver method is
 InMemorySaver's (`lgembed.checkpoint.memory`, the reference); only where things are
 kept differs.
 
-Layout (format 3): one environment (a directory: `data.mdb`, `lock.mdb`) holds one
-named database, `lgembed.records`, for everything of every thread (and
-`lgembed.format`, the format version of each kind of data, shared with LmdbStore).
-Every key starts with the group `enc(thread_id) + enc(checkpoint_ns)` (`enc`: see
-`_lmdb_env`) and one kind byte, so all records of one (thread, namespace) sit
-together: a superstep's commit dirties one or two leaf pages, not one per database.
-Every group, and every kind within a group, is a byte range, so "latest" and
-`list()` are cursor scans:
-
-====  ===========================================  ===============================================
-kind  key after the group                          value (msgpack array)
-====  ===========================================  ===============================================
-`b`   channel, version                             [tag, value]
-`c`   checkpoint_id                                [tag, checkpoint without channel_values,
-                                                   parent id or None, metadata tag, metadata]
-                                                   or (a delta) the same with channel_versions
-                                                   and versions_seen None in the checkpoint, then
-                                                   [changed channels, their versions] and
-                                                   [[node, channels, versions]] of changed nodes
-`w`   checkpoint_id, task_id, idx (u64)            [channel, tag, value, task_path]
-====  ===========================================  ===============================================
-
-Deltas (format 3). A checkpoint whose parent is the last one this saver put in its
-(thread, namespace), and which is that parent plus changes (the engine's checkpoints:
-new channels and nodes come last, none goes), is stored as a delta: only the channel
-versions that changed and the versions_seen entries of the nodes that ran. Reading
-applies the deltas to the nearest full record among its parents (at most
-`_DELTA_DEPTH_MAX` records back; the next one is full again). A record a delta needs
-is never removed first: retention, `prune` and `copy_thread` rewrite the deltas that
-would lose their parent as full records in the same transaction, and a checkpoint put
-again under its id makes the group's deltas full first. Format 2 (full records only)
-is read as it is; opening it here records format 3 (older lgembed then refuses it).
-
-Kind bytes are ASCII letters, never `00` (it would pair with a following `01` into a
-component terminator) nor `ff` (`UPPER`: group + `ff` bounds a group, group + kind +
-`ff` a kind). The version component is the key's last: `i` + 8 bytes big-endian for
-ints 0 .. 2**64-1 (and integral floats: 2 and 2.0 are one version, as in
-InMemorySaver), `s` + UTF-8 for strings, `n` + decimal for other ints, `r` + repr for
-other floats. `get_next_version` returns ints, `(n + 1) << 32 | 32 random bits` (L-49:
-any increasing comparable values), so a checkpoint record holds 9-byte versions
-instead of LangGraph's 45-character strings; the random bits keep a fork (a run
-resumed from an older checkpoint) from reusing a version of the branch it left, whose
-checkpoints still read their values (a 2**-32 chance per version that it does, as
-InMemorySaver's random fraction has a tiny one). A thread that already has LangGraph-format
-string versions keeps getting strings (the engine compares versions).
+Layout: one environment (a directory: `data.mdb`, `lock.mdb`) holds one named
+database, `lgembed.records`, for everything of every thread (and `lgembed.format`, the
+format version of each kind of data, shared with LmdbStore): channel values (`b`),
+checkpoints (`c`, full or delta records) and pending writes (`w`), grouped by thread
+and namespace so that "latest" and `list()` are cursor scans. The record format (the
+key layout, version encoding and delta records) is `lgembed.checkpoint._lmdb_records`.
+`get_next_version` returns ints, `(n + 1) << 32 | 32 random bits` (L-49: any
+increasing comparable values), so a checkpoint record holds 9-byte versions instead of
+LangGraph's 45-character strings; the random bits keep a fork (a run resumed from an
+older checkpoint) from reusing a version of the branch it left, whose checkpoints still
+read their values (a 2**-32 chance per version that it does, as InMemorySaver's random
+fraction has a tiny one). A thread that already has LangGraph-format string versions
+keeps getting strings (the engine compares versions).
 
 Values are serialized by the saver's `serde` (`MsgpackSerializer` by default: a
 closed set of types, loading never imports or calls what a record names). A
@@ -142,16 +110,15 @@ lock, other processes on LMDB's lock file); readers do not wait for writers (onl
 briefly, for a map growth) and see committed data only. One environment is opened once per process (see
 `lgembed.checkpoint._lmdb_env.ENVIRONMENTS`).
 
-Why this file is longer than 600 lines: the table above and the scan helpers are
-the storage contract of the default saver; keeping them next to the methods that
-implement them keeps the whole on-disk format reviewable in one place.
+Why this file is longer than 600 lines: it is one class, the saver's reads, puts and
+maintenance over one transaction discipline (each method one transaction, retention
+and delta rewrites inside it); the record format it writes lives apart.
 """
 
 from __future__ import annotations
 
 import os
 import random
-import struct
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -172,6 +139,22 @@ from lgembed.checkpoint._lmdb_env import (
     enc,
     enc_name,
     parts_end,
+)
+from lgembed.checkpoint._lmdb_records import (
+    BLOB,
+    CHECKPOINT,
+    DELTA_DEPTH_MAX,
+    FORMAT_VERSION,
+    IDX,
+    IDX_BIAS,
+    READABLE_FORMATS,
+    RECORDS,
+    WRITE,
+    delta_of,
+    enc_version,
+    kind_of,
+    resolve_checkpoint,
+    write_owner,
 )
 from lgembed.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -198,149 +181,18 @@ __all__ = (
     "LmdbSaver",
 )
 
-FORMAT_VERSION = 3
-# on-disk layout version recorded in the environment (the table in the module docstring);
-# format 2 (full checkpoint records only) is read and recorded as 3 when opened here;
-# format 1 (lgembed 0.1: four databases, versions as 45-char strings) is refused
-READABLE_FORMATS = (2, 3)
-_RECORDS = b"lgembed.records"
-_BLOB = b"b"
-_CHECKPOINT = b"c"
-_WRITE = b"w"
-# kind bytes, after enc(thread) + enc(ns): never 00 (it would pair with a following 01
-# into a component terminator) nor ff (UPPER, which bounds a group and a kind range)
 _DURABILITY_KEY = "__pregel_durability"
 # LangGraph's CONFIG_KEY_DURABILITY: the run's durability, when the caller chose one
 _INTERRUPT = "__interrupt__"
 _PRUNE_STRATEGIES = ("keep_latest", "delete")
-_IDX = struct.Struct(">Q")
-_IDX_BIAS = 1 << 63
-# write indexes are stored as big-endian u64 of idx + 2**63, so -4..-1 sort before 0
-_U64 = struct.Struct(">Q")
-_U64_MAX = (1 << 64) - 1
 _COUNTER_SHIFT = 32
 # get_next_version: counter << 32 | 32 random bits
-
-
-_DELTA_DEPTH_MAX = 16
-# a checkpoint record is a delta against its parent at most this many records deep
 _PUT_MEMO_MAX = 64
 # (thread, ns) groups whose last put a saver remembers (the base of the next put's delta)
-_MISSING = object()
-
-
-def resolve_checkpoint(get: Any, key: bytes, record: list, loads: Any) -> dict:
-    """The full checkpoint (without channel_values) of a checkpoint record stored under
-    `key`: a format-3 delta record's changes applied to its parents' checkpoints.
-
-    Args:
-        get: `get(key) -> bytes | None`, reading a record of the same environment.
-        key: the record's key (its thread and namespace group is where parents are).
-        record: the unpacked record (`[tag, checkpoint, parent, meta tag, metadata, ...]`).
-        loads: the serde's `loads_typed`.
-
-    Raises:
-        ValueError: when a parent is missing or the chain is too long or not a delta
-            chain (a damaged environment); callers map it to their own error.
-    """
-    chain = [record]
-    group = key[: parts_end(key, 2)] + _CHECKPOINT
-    current = record
-    for _ in range(_DELTA_DEPTH_MAX + 1):
-        if len(current) < 7:
-            break
-        parent = current[2]
-        raw = get(group + enc(parent)) if type(parent) is str else None
-        if raw is None:
-            raise ValueError(f"the parent {parent!r} a delta record needs is missing")
-        current = _msgpack().unpackb(raw, raw=False)
-        if type(current) is not list or len(current) < 5:
-            raise ValueError(f"the parent {parent!r} of a delta record is not a checkpoint record")
-        chain.append(current)
-    else:
-        raise ValueError("a chain of delta records is longer than the saver writes")
-    checkpoint = loads((current[0], current[1]))
-    versions = dict(checkpoint["channel_versions"])
-    seen = dict(checkpoint["versions_seen"])
-    for delta in reversed(chain[:-1]):
-        names, codes = delta[5]
-        versions.update(zip(names, codes))
-        seen.update((row[0], dict(zip(row[1], row[2]))) for row in delta[6])
-    checkpoint = loads((record[0], record[1]))
-    checkpoint["channel_versions"] = versions
-    checkpoint["versions_seen"] = seen
-    return checkpoint
-
-
-def _delta_of(base: tuple, versions: Any, seen: Any) -> tuple | None:
-    """`([names, versions], rows)` of what changed since `base` (a put memo entry), or
-    None when the checkpoint is not its parent plus changes (a key gone or moved, or a
-    value that is not a plain int, float or str)."""
-    if type(versions) is not dict or type(seen) is not dict:
-        return None
-    base_versions, base_seen = base[2], base[3]
-    if list(versions)[: len(base_versions)] != list(base_versions) or list(seen)[: len(base_seen)] != list(base_seen):
-        return None
-    names, codes = [], []
-    for name, version in versions.items():
-        old = base_versions.get(name, _MISSING)
-        if old is _MISSING or old != version or type(old) is not type(version):
-            if type(name) is not str or type(version) not in (int, str, float):
-                return None
-            names.append(name)
-            codes.append(version)
-    rows = []
-    for node, entry in seen.items():
-        if type(entry) is not dict:
-            return None
-        old = base_seen.get(node, _MISSING)
-        if old is _MISSING or old != entry or [type(v) for v in old.values()] != [type(v) for v in entry.values()]:
-            if type(node) is not str or not all(type(k) is str and type(v) in (int, str, float) for k, v in entry.items()):
-                return None
-            rows.append([node, list(entry), list(entry.values())])
-    return [names, codes], rows
-
-
-def _msgpack() -> Any:
-    import msgpack
-
-    return msgpack
 
 
 def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
-
-
-def _enc_version(version: Any) -> bytes:
-    """The last blob-key component for a channel version, type-tagged.
-
-    Equal versions give equal bytes as in InMemorySaver's dict keys (2, 2.0 and True
-    are one version; "2" is another): `i` + u64 big-endian for ints 0 .. 2**64-1 and
-    integral floats, `n` + decimal for other ints, `s` + UTF-8 for strings, `r` +
-    repr for other floats.
-    """
-    if type(version) is int and 0 <= version <= _U64_MAX:
-        return b"i" + _U64.pack(version)
-    if isinstance(version, str):
-        return b"s" + version.encode("utf-8", "surrogatepass")
-    if isinstance(version, float) and version.is_integer():
-        version = int(version)  # 2.0 and 2 are one dict key in InMemorySaver
-    if isinstance(version, int):
-        version = int(version)
-        return b"i" + _U64.pack(version) if 0 <= version <= _U64_MAX else b"n" + str(version).encode()
-    return b"r" + repr(version).encode("utf-8", "surrogatepass")
-
-
-def _kind(key: bytes) -> bytes:
-    """The kind byte of a record key (after its thread and namespace components)."""
-    at = parts_end(key, 2)
-    return key[at : at + 1]
-
-
-def _write_owner(key: bytes) -> bytes:
-    """The checkpoint key (thread, ns, `c`, checkpoint_id) a pending-write key belongs to."""
-    at = parts_end(key, 2)
-    return key[:at] + _CHECKPOINT + key[at + 1 : parts_end(key, 1, at + 1)]
 
 
 class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
@@ -407,7 +259,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             kind="checkpoint",
             version=FORMAT_VERSION,
             readable=READABLE_FORMATS,
-            names=(_RECORDS,),
+            names=(RECORDS,),
         )
 
     # --- lifecycle ------------------------------------------------------------------
@@ -448,8 +300,10 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         Raises:
             LmdbCorruptError: when the bytes are not such an array.
         """
+        from msgpack import unpackb
+
         try:
-            record = _msgpack().unpackb(raw, raw=False)
+            record = unpackb(raw, raw=False)
         except Exception as e:
             msg = f"LmdbSaver: a stored {what} record in {self.path!r} is not readable ({type(e).__name__}: {e})"
             raise LmdbCorruptError(msg, path=self.path) from e
@@ -491,7 +345,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
 
     def _make_group_full(self, txn: Any, group: bytes, skip: Any = ()) -> None:
         """Rewrites every delta record of a group (but `skip`) as a full one."""
-        prefix = group + _CHECKPOINT
+        prefix = group + CHECKPOINT
         cur = txn.cursor(db=self._records)
         found = []
         if cur.set_range(prefix):
@@ -508,10 +362,10 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
 
     def _load_blobs(self, txn: Any, group: bytes, versions: ChannelVersions) -> dict[str, Any]:
         values: dict[str, Any] = {}
-        prefix = group + _BLOB
+        prefix = group + BLOB
         db = self._records
         for channel, version in versions.items():
-            raw = txn.get(prefix + enc_name(channel) + _enc_version(version), db=db)
+            raw = txn.get(prefix + enc_name(channel) + enc_version(version), db=db)
             if raw is None:
                 continue  # a version without value (an empty channel), or removed by retention
             values[channel] = self._typed(self._loads(raw, "channel value"))
@@ -526,7 +380,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
                     break
                 record = self._loads(raw, "pending write", 4)
                 task_id = decode_parts(wkey[len(prefix) :], 1)[0]
-                idx = _IDX.unpack(wkey[-8:])[0] - _IDX_BIAS
+                idx = IDX.unpack(wkey[-8:])[0] - IDX_BIAS
                 stored.append((writes_sort_key(record[3], task_id, idx), task_id, record))
         stored.sort(key=lambda item: item[0])
         return [(task_id, record[0], self._typed(record, 1)) for _, task_id, record in stored]
@@ -555,7 +409,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             },
             metadata=metadata,
             parent_config=_config(thread_id, checkpoint_ns, parent_id) if parent_id else None,
-            pending_writes=self._load_writes(txn, key[:at] + _WRITE + key[at + 1 :]),
+            pending_writes=self._load_writes(txn, key[:at] + WRITE + key[at + 1 :]),
         )
 
     # --- scans (call inside a transaction) --------------------------------------------
@@ -595,7 +449,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         thread_id = str(config["configurable"]["thread_id"])
         checkpoint_ns = config["configurable"].get("checkpoint_ns") or ""
         checkpoint_id = get_checkpoint_id(config)
-        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + _CHECKPOINT
+        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + CHECKPOINT
         with self._shared.read("LmdbSaver: reading a checkpoint") as txn:
             if checkpoint_id:
                 key = prefix + enc(checkpoint_id)
@@ -677,7 +531,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         else:
             group, upper = position
         while group is not None:
-            prefix = group + _CHECKPOINT
+            prefix = group + CHECKPOINT
             if upper is None:
                 upper = prefix + (enc(before_id) if before_id else UPPER)
             if id_filter:
@@ -752,33 +606,33 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         dumps = self.serde.dumps_typed
         pack = thread_pack()
         # serialize everything first, so a bad value stores nothing
-        blob_prefix = group + _BLOB
+        blob_prefix = group + BLOB
         blobs = []
         cleared = []  # keys of versions without value: nothing stored (InMemorySaver: "empty")
         for channel, version in new_versions.items():
-            blob_key = blob_prefix + enc_name(channel) + _enc_version(version)
+            blob_key = blob_prefix + enc_name(channel) + enc_version(version)
             if channel in values:
                 blobs.append((blob_key, pack(dumps(values[channel]))))
             else:
                 cleared.append(blob_key)
         write_rows: list[tuple[bytes, bytes, bool]] = []
         if task_writes:
-            writes_prefix = group + _WRITE + enc(configurable["checkpoint_id"])
+            writes_prefix = group + WRITE + enc(configurable["checkpoint_id"])
             for task_id, writes, task_path in task_writes:
                 write_rows.extend(self._write_rows(writes_prefix, writes, task_id, task_path, pack))
-        key = group + _CHECKPOINT + enc(checkpoint["id"])
+        key = group + CHECKPOINT + enc(checkpoint["id"])
         parent_id = configurable.get("checkpoint_id")
         meta = dumps(get_checkpoint_metadata(config, metadata))
         versions, seen = rest.get("channel_versions"), rest.get("versions_seen")
         base = self._put_memo.get(group)
         delta = None
-        if base is not None and parent_id and base[0] == parent_id and parent_id != checkpoint["id"] and base[4] < _DELTA_DEPTH_MAX:
-            delta = _delta_of(base, versions, seen)
+        if base is not None and parent_id and base[0] == parent_id and parent_id != checkpoint["id"] and base[4] < DELTA_DEPTH_MAX:
+            delta = delta_of(base, versions, seen)
         if delta is not None:  # format 3: the checkpoint without its versions, and what changed
             slim = dict(rest)
             slim["channel_versions"] = slim["versions_seen"] = None
             record = pack([*dumps(slim), parent_id, *meta, delta[0], delta[1]])
-            parent_key = group + _CHECKPOINT + enc(parent_id)
+            parent_key = group + CHECKPOINT + enc(parent_id)
         else:
             record = pack([*dumps(rest), parent_id, *meta])
         keep_last = self.keep_last
@@ -853,7 +707,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         if not writes:
             return
         checkpoint_ns = configurable.get("checkpoint_ns") or ""
-        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + _WRITE + enc(checkpoint_id)
+        prefix = enc_name(thread_id) + enc_name(checkpoint_ns) + WRITE + enc(checkpoint_id)
         rows = self._write_rows(prefix, writes, task_id, task_path, thread_pack())
         db = self._records
 
@@ -882,7 +736,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         rows = []
         for idx, (channel, value) in enumerate(writes):
             fixed = WRITES_IDX_MAP.get(channel, idx)
-            rows.append((prefix + _IDX.pack(fixed + _IDX_BIAS), pack([channel, *dumps(value), task_path]), fixed < 0))
+            rows.append((prefix + IDX.pack(fixed + IDX_BIAS), pack([channel, *dumps(value), task_path]), fixed < 0))
         return rows
 
     # --- retention and maintenance ------------------------------------------------------
@@ -904,7 +758,7 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
         Removed with them: their pending writes, and every channel value they
         reference that no kept checkpoint references.
         """
-        prefix = group + _CHECKPOINT
+        prefix = group + CHECKPOINT
         cur = txn.cursor(db=self._records)
         key = self._last_below(cur, prefix, prefix + UPPER)
         kept: list[tuple[bytes, bytes]] = []
@@ -917,18 +771,18 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             key = cur.key() if cur.prev() and cur.key().startswith(prefix) else None
         if not removed:
             return
-        live = {(ch, _enc_version(v)) for k, raw in kept for ch, v in self._versions(txn, k, raw).items()}
-        dead = {(ch, _enc_version(v)) for k, raw in removed for ch, v in self._versions(txn, k, raw).items()}
+        live = {(ch, enc_version(v)) for k, raw in kept for ch, v in self._versions(txn, k, raw).items()}
+        dead = {(ch, enc_version(v)) for k, raw in removed for ch, v in self._versions(txn, k, raw).items()}
         gone = {k for k, _ in removed}
         for k, raw in reversed(kept):  # oldest first: a kept delta whose parent goes becomes full
             if raw[:1] == b"\x97" and prefix + enc(self._checkpoint_record(raw)[2]) in gone:
                 self._make_full(txn, k, raw)
-        blob_prefix = group + _BLOB
+        blob_prefix = group + BLOB
         for channel, version in dead - live:
             txn.delete(blob_prefix + enc(channel) + version, db=self._records)
         for key, _ in removed:
             txn.delete(key, db=self._records)
-            self._delete_prefix(txn, group + _WRITE + key[len(prefix) :])
+            self._delete_prefix(txn, group + WRITE + key[len(prefix) :])
 
     def _groups(self, txn: Any, thread_prefix: bytes) -> list[bytes]:
         groups = []
@@ -979,9 +833,9 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
             for key, _ in found:
                 at = parts_end(key, 2)
                 kind = key[at : at + 1]
-                if kind == _CHECKPOINT:
+                if kind == CHECKPOINT:
                     groups.add(key[:at])
-                elif kind == _WRITE:
+                elif kind == WRITE:
                     write_groups.add(key[: parts_end(key, 1, at + 1)])
             if not groups:
                 return
@@ -1026,20 +880,20 @@ class LmdbSaver(EnvUser, BaseCheckpointSaver[int]):
                 for group in self._groups(txn, prefix):
                     self._retain(txn, group, 1)
                     cur = txn.cursor(db=self._records)
-                    key = self._last_below(cur, group + _CHECKPOINT, group + _CHECKPOINT + UPPER)
+                    key = self._last_below(cur, group + CHECKPOINT, group + CHECKPOINT + UPPER)
                     if key is None:
                         continue
                     live_checkpoints.add(key)
                     for ch, v in self._versions(txn, key, cur.value()).items():
-                        live_blobs.add(group + _BLOB + enc(ch) + _enc_version(v))
+                        live_blobs.add(group + BLOB + enc(ch) + enc_version(v))
 
                 # sweep what no kept checkpoint references (also orphans of other namespaces)
                 def keep(key: bytes, blobs: set = live_blobs, checkpoints: set = live_checkpoints) -> bool:
-                    kind = _kind(key)
-                    if kind == _BLOB:
+                    kind = kind_of(key)
+                    if kind == BLOB:
                         return key in blobs
-                    if kind == _WRITE:
-                        return _write_owner(key) in checkpoints
+                    if kind == WRITE:
+                        return write_owner(key) in checkpoints
                     return True
 
                 self._sweep(txn, prefix, keep)

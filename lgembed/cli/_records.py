@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from lgembed.checkpoint._lmdb_records import CHECKPOINT
 from lgembed.cli._common import jsonable
 
 __all__ = (
@@ -86,7 +87,7 @@ def count_records(saver: Any, thread_id: str) -> dict[str, int]:
                 records += 1
                 at = parts_end(key, 1, len(prefix))
                 namespaces.add(key[len(prefix) : at])
-                if key[at : at + 1] == b"c":
+                if key[at : at + 1] == CHECKPOINT:
                     checkpoints += 1
     return {"records": records, "checkpoints": checkpoints, "namespaces": len(namespaces)}
 

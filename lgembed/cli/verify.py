@@ -15,6 +15,14 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from lgembed.checkpoint._lmdb_records import (
+    BLOB,
+    CHECKPOINT,
+    WRITE,
+    enc_version,
+    resolve_checkpoint,
+    write_owner,
+)
 from lgembed.cli._common import EXIT_OK, describe, emit, env_exists, inspect_serde, open_readonly
 from lgembed.cli._records import enc, is_internal
 
@@ -227,7 +235,6 @@ def _unpack(raw: bytes, size: int) -> list | None:
 
 def _check_records(txn: Any, db: Any, report: _Report) -> None:
     from lgembed.checkpoint._lmdb_env import decode_parts, parts_end
-    from lgembed.checkpoint.lmdb import _enc_version, resolve_checkpoint
 
     serde = inspect_serde()
     checkpoints: set[bytes] = set()  # keys (group + b"c" + enc(id))
@@ -247,7 +254,7 @@ def _check_records(txn: Any, db: Any, report: _Report) -> None:
         kind = key[at : at + 1]
         where = f"thread {thread_id!r}" + (f" namespace {ns!r}" if ns else "")
         try:
-            if kind == b"c":
+            if kind == CHECKPOINT:
                 checkpoint_id = decode_parts(key[at + 1 :], 1)[0]
                 label = f"{where} checkpoint {checkpoint_id}"
                 record = _unpack(raw, 5)
@@ -258,13 +265,13 @@ def _check_records(txn: Any, db: Any, report: _Report) -> None:
                 serde.loads_typed((record[3], record[4]))
                 checkpoints.add(key)
                 report.counts["checkpoints"] += 1
-                group = key[:at] + b"b"
+                group = key[:at] + BLOB
                 for channel, version in (checkpoint.get("channel_versions") or {}).items():
-                    blob_key = group + enc(channel) + _enc_version(version)
+                    blob_key = group + enc(channel) + enc_version(version)
                     referenced.add(blob_key)
                     if not is_internal(channel):
                         needed.append((blob_key, channel, label, key))
-            elif kind == b"b":
+            elif kind == BLOB:
                 channel = decode_parts(key[at + 1 :], 1)[0]
                 record = _unpack(raw, 2)
                 if record is None or type(record[0]) is not str:
@@ -273,7 +280,7 @@ def _check_records(txn: Any, db: Any, report: _Report) -> None:
                 serde.loads_typed((record[0], record[1]))
                 values.add(key)
                 report.counts["values"] += 1
-            elif kind == b"w":
+            elif kind == WRITE:
                 checkpoint_id, task_id = decode_parts(key[at + 1 :], 2)
                 label = f"{where} pending write of task {task_id} on checkpoint {checkpoint_id}"
                 record = _unpack(raw, 4)
@@ -281,7 +288,7 @@ def _check_records(txn: Any, db: Any, report: _Report) -> None:
                     report.problem(f"{label}: the record does not decode (damaged bytes)")
                     continue
                 serde.loads_typed((record[1], record[2]))
-                owner = key[:at] + b"c" + key[at + 1 : parts_end(key, 1, at + 1)]
+                owner = write_owner(key)
                 writes.append((owner, label))
                 report.counts["writes"] += 1
             else:
