@@ -968,9 +968,9 @@ def test_branch_view_key_order_over_many_steps_of_a_wide_state():
 
 
 def test_branch_views_of_parallel_nodes_in_a_wide_state():
-    """N-4: two nodes of one step with their routers, each over its own update (updates
-    in both orders, repeated): each router sees its own node's update first and only
-    its own writes; the next step sees both."""
+    """N-4: two nodes of one step with their routers, each over its own update (two
+    update key orders kept side by side, each repeated): each router sees its own node's
+    update first and only its own writes; the next step sees both."""
     seen = {"a": [], "b": []}
     rounds = 5
 
